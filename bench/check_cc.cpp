@@ -1,0 +1,60 @@
+// check_cc: what this GPU is and whether this binary carries code for it.
+//   check_cc [--device N | --all] [--json]
+// Exit 0 on success, 1 with one clear line when no CUDA device (or driver) is usable, 2 for bad flags.
+#include "bench/cli.hpp"
+#include "common/device_info.hpp"
+
+#include <iostream>
+#include <vector>
+
+int main(int argc, char** argv) {
+  CLI::App app{"check_cc: report each CUDA device and whether this binary has code for it"};
+  app.name("check_cc");
+  int device = 0;
+  bool all = false;
+  bool as_json = false;
+  auto* dev_opt = app.add_option("--device", device, "Device index to report (default 0)")
+                      ->check(CLI::NonNegativeNumber);
+  app.add_flag("--all", all, "Report every visible device")->excludes(dev_opt);
+  app.add_flag("--json", as_json, "Print JSON instead of text");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    return ks::cli::handle_parse_error(app, e);
+  }
+
+  try {
+    const int count = ks::visible_device_count();
+    std::vector<int> devices;
+    if (all) {
+      for (int i = 0; i < count; ++i) devices.push_back(i);
+    } else {
+      ks::require_device(device);
+      devices.push_back(device);
+    }
+    const ks::ImageSet images = ks::compiled_images();
+    ks::json::Writer w(std::cout);
+    if (as_json) w.begin_array();
+    for (int i : devices) {
+      const ks::DeviceFacts d = ks::query_device(i);
+      const ks::ImageVerdict v = ks::image_for_device(images, d.cc_major, d.cc_minor);
+      const ks::LoadedImage loaded = ks::probe_loaded_image(i);
+      if (as_json) {
+        ks::write_device_json(w, d, v, loaded);
+      } else {
+        std::cout << ks::format_device_text(d, v, loaded);
+      }
+    }
+    if (as_json) {
+      w.end_array();
+      std::cout << "\n";
+    }
+    return ks::cli::kOk;
+  } catch (const ks::NoDeviceError& e) {
+    std::cerr << "check_cc: " << e.what() << "\n";
+    return ks::cli::kFailure;
+  } catch (const std::exception& e) {
+    std::cerr << "check_cc: " << e.what() << "\n";
+    return ks::cli::kFailure;
+  }
+}

@@ -1,0 +1,25 @@
+// Shared conventions of the suite's command-line programs (CLI11 front):
+// exit 0 on success and for --help, 1 when no usable GPU (or a run failed), 2 for bad usage.
+#pragma once
+
+#include <CLI/CLI.hpp>
+
+#include <iostream>
+
+namespace ks::cli {
+
+enum ExitCode : int { kOk = 0, kFailure = 1, kUsage = 2 };
+
+// Maps a CLI11 parse outcome to the suite's exit codes: help prints and succeeds; anything else prints the
+// error and the usage line and exits 2.
+inline int handle_parse_error(const CLI::App& app, const CLI::ParseError& e) {
+  if (e.get_name() == "CallForHelp" || e.get_name() == "CallForAllHelp" ||
+      e.get_name() == "CallForVersion") {
+    return app.exit(e);
+  }
+  std::cerr << app.get_name() << ": " << e.what() << "\n";
+  std::cerr << "Run with --help for usage.\n";
+  return kUsage;
+}
+
+}  // namespace ks::cli

@@ -1,0 +1,57 @@
+# Every dependency is found with find_package first. When one is missing and KS_FETCH_MISSING is on, it is
+# downloaded at a pinned tag; when it is off (CI, air-gapped machines), configuration stops with the name of
+# the package to install.
+include(FetchContent)
+
+find_package(CUDAToolkit 12.4 REQUIRED)  # CUDA::cudart, CUDA::cublas; CUB ships with the toolkit
+find_package(OpenMP COMPONENTS CXX)      # optional: threads the Eigen reference and host reductions
+
+function(ks_require name debian_pkg)
+  cmake_parse_arguments(ARG "" "VERSION;GIT_REPOSITORY;GIT_TAG;TARGET" "FETCH_CACHE_ARGS" ${ARGN})
+  find_package(${name} ${ARG_VERSION} QUIET)
+  if(${name}_FOUND)
+    message(STATUS "${name}: found ${${name}_VERSION}")
+    return()
+  endif()
+  if(NOT KS_FETCH_MISSING)
+    message(FATAL_ERROR "${name} ${ARG_VERSION} was not found. Install it (Debian/Ubuntu: "
+                        "sudo apt-get install ${debian_pkg}), or configure with -DKS_FETCH_MISSING=ON "
+                        "to download ${ARG_GIT_TAG}.")
+  endif()
+  message(STATUS "${name}: not found; downloading ${ARG_GIT_REPOSITORY} @ ${ARG_GIT_TAG} "
+                 "(install ${debian_pkg} to avoid this)")
+  foreach(kv IN LISTS ARG_FETCH_CACHE_ARGS)
+    string(REPLACE "=" ";" kv "${kv}")
+    list(GET kv 0 k)
+    list(GET kv 1 v)
+    set(${k} ${v} CACHE INTERNAL "")
+  endforeach()
+  FetchContent_Declare(${name} GIT_REPOSITORY ${ARG_GIT_REPOSITORY} GIT_TAG ${ARG_GIT_TAG}
+                       GIT_SHALLOW TRUE)
+  FetchContent_MakeAvailable(${name})
+endfunction()
+
+ks_require(Eigen3 libeigen3-dev VERSION 3.4
+           GIT_REPOSITORY https://gitlab.com/libeigen/eigen.git GIT_TAG 3.4.0
+           FETCH_CACHE_ARGS EIGEN_BUILD_DOC=OFF BUILD_TESTING=OFF EIGEN_BUILD_PKGCONFIG=OFF)
+ks_require(CLI11 libcli11-dev VERSION 2.1
+           GIT_REPOSITORY https://github.com/CLIUtils/CLI11.git GIT_TAG v2.4.2
+           FETCH_CACHE_ARGS CLI11_BUILD_TESTS=OFF CLI11_BUILD_EXAMPLES=OFF CLI11_BUILD_DOCS=OFF)
+ks_require(benchmark libbenchmark-dev
+           GIT_REPOSITORY https://github.com/google/benchmark.git GIT_TAG v1.8.5
+           FETCH_CACHE_ARGS BENCHMARK_ENABLE_TESTING=OFF BENCHMARK_ENABLE_GTEST_TESTS=OFF)
+if(KS_BUILD_TESTS)
+  ks_require(GTest libgtest-dev
+             GIT_REPOSITORY https://github.com/google/googletest.git GIT_TAG v1.14.0
+             FETCH_CACHE_ARGS INSTALL_GTEST=OFF BUILD_GMOCK=OFF)
+endif()
+
+# Namespaced aliases where a fetched build exports plain names.
+if(TARGET Eigen3::Eigen)
+elseif(TARGET eigen)
+  add_library(Eigen3::Eigen ALIAS eigen)
+endif()
+if(NOT TARGET GTest::gtest_main AND TARGET gtest_main)
+  add_library(GTest::gtest_main ALIAS gtest_main)
+  add_library(GTest::gtest ALIAS gtest)
+endif()

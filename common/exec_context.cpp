@@ -1,0 +1,48 @@
+#include "common/exec_context.hpp"
+
+namespace ks {
+namespace {
+std::size_t elements_for(std::size_t bytes) {
+  return (bytes + sizeof(std::max_align_t) - 1) / sizeof(std::max_align_t);
+}
+}  // namespace
+
+cublasHandle_t ExecContext::cublas() {
+  if (!cublas_) {
+    cublas_ = std::make_unique<CublasHandle>();
+    CUBLAS_CHECK(cublasSetStream(cublas_->get(), stream_));
+    // An explicit workspace keeps cuBLAS from allocating during stream capture (CUDA graphs); 32 MiB is
+    // what cuBLAS documents for Hopper.
+    cublas_workspace_ = DeviceBuffer<unsigned char>(32u << 20);
+    CUBLAS_CHECK(cublasSetWorkspace(cublas_->get(), cublas_workspace_.data(), cublas_workspace_.bytes()));
+  }
+  return cublas_->get();
+}
+
+void* ExecContext::device_scratch(std::size_t bytes) {
+  if (device_scratch_.bytes() < bytes) {
+    CUDA_CHECK(cudaStreamSynchronize(stream_));  // the old buffer may still be in use
+    device_scratch_ = DeviceBuffer<std::max_align_t>(elements_for(bytes));
+  }
+  return device_scratch_.data();
+}
+
+void* ExecContext::pinned_scratch(std::size_t bytes) {
+  if (pinned_scratch_.bytes() < bytes) {
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    pinned_scratch_ = PinnedBuffer<std::max_align_t>(elements_for(bytes));
+  }
+  return pinned_scratch_.data();
+}
+
+const std::vector<Stream>& ExecContext::extra_streams(std::size_t count) {
+  while (streams_.size() < count) streams_.emplace_back();
+  return streams_;
+}
+
+const std::vector<Event>& ExecContext::sync_events(std::size_t count) {
+  while (events_.size() < count) events_.emplace_back(cudaEventDisableTiming);
+  return events_;
+}
+
+}  // namespace ks

@@ -1,0 +1,191 @@
+// RAII owners for every CUDA resource the suite touches: device, pinned and mapped host buffers; streams,
+// events, graphs and graph executables; cuBLAS handles. Move-only; destructors never throw.
+#pragma once
+
+#include "common/cuda_check.hpp"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <utility>
+
+namespace ks {
+
+namespace detail {
+
+// Owns one handle of an opaque CUDA type and releases it with Deleter.
+template <class Handle, class Deleter>
+class UniqueHandle {
+ public:
+  UniqueHandle() = default;
+  explicit UniqueHandle(Handle h) : h_(h) {}
+  UniqueHandle(const UniqueHandle&) = delete;
+  UniqueHandle& operator=(const UniqueHandle&) = delete;
+  UniqueHandle(UniqueHandle&& o) noexcept : h_(std::exchange(o.h_, Handle{})) {}
+  UniqueHandle& operator=(UniqueHandle&& o) noexcept {
+    if (this != &o) {
+      reset();
+      h_ = std::exchange(o.h_, Handle{});
+    }
+    return *this;
+  }
+  ~UniqueHandle() { reset(); }
+
+  Handle get() const noexcept { return h_; }
+  explicit operator bool() const noexcept { return h_ != Handle{}; }
+  void reset() noexcept {
+    if (h_ != Handle{}) Deleter{}(h_);
+    h_ = Handle{};
+  }
+
+ private:
+  Handle h_{};
+};
+
+struct DeviceFree { void operator()(void* p) const noexcept { CUDA_CHECK_NOEXCEPT(cudaFree(p)); } };
+struct HostFree { void operator()(void* p) const noexcept { CUDA_CHECK_NOEXCEPT(cudaFreeHost(p)); } };
+struct StreamDestroy {
+  void operator()(cudaStream_t s) const noexcept { CUDA_CHECK_NOEXCEPT(cudaStreamDestroy(s)); }
+};
+struct EventDestroy {
+  void operator()(cudaEvent_t e) const noexcept { CUDA_CHECK_NOEXCEPT(cudaEventDestroy(e)); }
+};
+struct GraphDestroy {
+  void operator()(cudaGraph_t g) const noexcept { CUDA_CHECK_NOEXCEPT(cudaGraphDestroy(g)); }
+};
+struct GraphExecDestroy {
+  void operator()(cudaGraphExec_t g) const noexcept { CUDA_CHECK_NOEXCEPT(cudaGraphExecDestroy(g)); }
+};
+struct CublasDestroy {
+  void operator()(cublasHandle_t h) const noexcept { cublasDestroy(h); }
+};
+
+}  // namespace detail
+
+// A typed array of `count` elements whose storage comes from one CUDA allocator.
+template <class T, class Free>
+class Buffer {
+ public:
+  Buffer() = default;
+  std::size_t size() const noexcept { return count_; }
+  std::size_t bytes() const noexcept { return count_ * sizeof(T); }
+  T* data() const noexcept { return static_cast<T*>(mem_.get()); }
+  bool empty() const noexcept { return count_ == 0; }
+
+ protected:
+  Buffer(void* p, std::size_t count) : mem_(p), count_(count) {}
+
+ private:
+  detail::UniqueHandle<void*, Free> mem_;
+  std::size_t count_ = 0;
+};
+
+// Device global memory (cudaMalloc).
+template <class T>
+class DeviceBuffer : public Buffer<T, detail::DeviceFree> {
+ public:
+  DeviceBuffer() = default;
+  explicit DeviceBuffer(std::size_t count) : Buffer<T, detail::DeviceFree>(alloc(count), count) {}
+
+ private:
+  static void* alloc(std::size_t count) {
+    void* p = nullptr;
+    if (count) CUDA_CHECK(cudaMalloc(&p, count * sizeof(T)));
+    return p;
+  }
+};
+
+// Page-locked host memory (cudaMallocHost): asynchronous copies, graph capture.
+template <class T>
+class PinnedBuffer : public Buffer<T, detail::HostFree> {
+ public:
+  PinnedBuffer() = default;
+  explicit PinnedBuffer(std::size_t count) : Buffer<T, detail::HostFree>(alloc(count), count) {}
+
+ private:
+  static void* alloc(std::size_t count) {
+    void* p = nullptr;
+    if (count) CUDA_CHECK(cudaMallocHost(&p, count * sizeof(T)));
+    return p;
+  }
+};
+
+// Mapped (zero-copy) host memory: kernels read and write it through device_data() over the bus.
+template <class T>
+class MappedBuffer : public Buffer<T, detail::HostFree> {
+ public:
+  MappedBuffer() = default;
+  explicit MappedBuffer(std::size_t count) : Buffer<T, detail::HostFree>(alloc(count), count) {
+    if (count) {
+      void* d = nullptr;
+      CUDA_CHECK(cudaHostGetDevicePointer(&d, this->data(), 0));
+      device_ = static_cast<T*>(d);
+    }
+  }
+  T* device_data() const noexcept { return device_; }
+
+ private:
+  static void* alloc(std::size_t count) {
+    void* p = nullptr;
+    if (count) CUDA_CHECK(cudaHostAlloc(&p, count * sizeof(T), cudaHostAllocMapped));
+    return p;
+  }
+  T* device_ = nullptr;
+};
+
+class Stream : public detail::UniqueHandle<cudaStream_t, detail::StreamDestroy> {
+ public:
+  Stream() : UniqueHandle(create()) {}
+  void synchronize() const { CUDA_CHECK(cudaStreamSynchronize(get())); }
+
+ private:
+  static cudaStream_t create() {
+    cudaStream_t s = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    return s;
+  }
+};
+
+class Event : public detail::UniqueHandle<cudaEvent_t, detail::EventDestroy> {
+ public:
+  explicit Event(unsigned flags = cudaEventDefault) : UniqueHandle(create(flags)) {}
+  void record(cudaStream_t s) const { CUDA_CHECK(cudaEventRecord(get(), s)); }
+
+ private:
+  static cudaEvent_t create(unsigned flags) {
+    cudaEvent_t e = nullptr;
+    CUDA_CHECK(cudaEventCreateWithFlags(&e, flags));
+    return e;
+  }
+};
+
+using Graph = detail::UniqueHandle<cudaGraph_t, detail::GraphDestroy>;
+
+class GraphExec : public detail::UniqueHandle<cudaGraphExec_t, detail::GraphExecDestroy> {
+ public:
+  GraphExec() = default;
+  explicit GraphExec(const Graph& g) : UniqueHandle(instantiate(g)) {}
+  void launch(cudaStream_t s) const { CUDA_CHECK(cudaGraphLaunch(get(), s)); }
+
+ private:
+  static cudaGraphExec_t instantiate(const Graph& g) {
+    cudaGraphExec_t e = nullptr;
+    CUDA_CHECK(cudaGraphInstantiate(&e, g.get(), 0));
+    return e;
+  }
+};
+
+class CublasHandle : public detail::UniqueHandle<cublasHandle_t, detail::CublasDestroy> {
+ public:
+  CublasHandle() : UniqueHandle(create()) {}
+
+ private:
+  static cublasHandle_t create() {
+    cublasHandle_t h = nullptr;
+    CUBLAS_CHECK(cublasCreate(&h));
+    return h;
+  }
+};
+
+}  // namespace ks

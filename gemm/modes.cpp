@@ -1,0 +1,177 @@
+#include "gemm/modes.hpp"
+
+#include "common/resources.hpp"
+
+#include <chrono>
+#include <cstring>
+#include <limits>
+#include <stdexcept>
+
+namespace ks::gemm {
+
+const std::vector<Mode>& all_modes() {
+  static const std::vector<Mode> m{Mode::Device, Mode::Pageable, Mode::Pinned, Mode::Graph, Mode::Mapped};
+  return m;
+}
+
+std::string to_string(Mode m) {
+  switch (m) {
+    case Mode::Device: return "device";
+    case Mode::Pageable: return "pageable";
+    case Mode::Pinned: return "pinned";
+    case Mode::Graph: return "graph";
+    case Mode::Mapped: return "mapped";
+  }
+  return "?";
+}
+
+Mode parse_mode(const std::string& s) {
+  for (Mode m : all_modes())
+    if (to_string(m) == s) return m;
+  throw std::invalid_argument("unknown mode '" + s + "' (valid: device, pageable, pinned, graph, mapped)");
+}
+
+namespace {
+constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+std::size_t count(const Eigen::MatrixXd& m) { return static_cast<std::size_t>(m.size()); }
+}  // namespace
+
+struct Runner::Impl {
+  const GemmVariant& variant;
+  Mode mode;
+  const GemmProblem& p;
+  ExecContext& ctx;
+  // Device-resident operands (every mode but Mapped).
+  DeviceBuffer<double> dA, dB, dC;
+  // Host side for Pinned and Graph.
+  PinnedBuffer<double> hA, hB, hC;
+  // Host side for Pageable: C lives in an Eigen matrix.
+  Eigen::MatrixXd pageableC;
+  // Mapped mode.
+  MappedBuffer<double> mA, mB, mC;
+  Graph graph;
+  GraphExec exec;
+  double setup_ms = 0;
+
+  Impl(const GemmVariant& v, Mode m, const GemmProblem& prob, ExecContext& c)
+      : variant(v), mode(m), p(prob), ctx(c) {
+    const std::size_t a = count(p.A), b = count(p.B), cc = count(p.C0);
+    if (mode == Mode::Mapped) {
+      mA = MappedBuffer<double>(a);
+      mB = MappedBuffer<double>(b);
+      mC = MappedBuffer<double>(cc);
+      std::memcpy(mA.data(), p.A.data(), a * sizeof(double));
+      std::memcpy(mB.data(), p.B.data(), b * sizeof(double));
+      return;
+    }
+    dA = DeviceBuffer<double>(a);
+    dB = DeviceBuffer<double>(b);
+    dC = DeviceBuffer<double>(cc);
+    if (mode == Mode::Device) {
+      CUDA_CHECK(cudaMemcpy(dA.data(), p.A.data(), a * sizeof(double), cudaMemcpyHostToDevice));
+      CUDA_CHECK(cudaMemcpy(dB.data(), p.B.data(), b * sizeof(double), cudaMemcpyHostToDevice));
+    } else if (mode == Mode::Pageable) {
+      pageableC = p.C0;
+    } else {  // Pinned, Graph
+      hA = PinnedBuffer<double>(a);
+      hB = PinnedBuffer<double>(b);
+      hC = PinnedBuffer<double>(cc);
+      std::memcpy(hA.data(), p.A.data(), a * sizeof(double));
+      std::memcpy(hB.data(), p.B.data(), b * sizeof(double));
+    }
+    if (mode == Mode::Graph) capture();
+  }
+
+  GemmArgs args(const double* A, const double* B, double* C) const {
+    const GemmShape& s = p.shape;
+    return GemmArgs{s.M, s.N, s.K, p.alpha, A, s.lda, B, s.ldb, p.beta, C, s.ldc};
+  }
+
+  // H2D(A), H2D(B), [H2D(C)], kernel, D2H(C) from the given host pointers.
+  void enqueue_copy_sequence(const double* A, const double* B, double* C) {
+    const cudaStream_t s = ctx.stream();
+    CUDA_CHECK(cudaMemcpyAsync(dA.data(), A, dA.bytes(), cudaMemcpyHostToDevice, s));
+    CUDA_CHECK(cudaMemcpyAsync(dB.data(), B, dB.bytes(), cudaMemcpyHostToDevice, s));
+    if (p.beta != 0.0) CUDA_CHECK(cudaMemcpyAsync(dC.data(), C, dC.bytes(), cudaMemcpyHostToDevice, s));
+    variant.launch(args(dA.data(), dB.data(), dC.data()), ctx);
+    CUDA_CHECK(cudaMemcpyAsync(C, dC.data(), dC.bytes(), cudaMemcpyDeviceToHost, s));
+  }
+
+  void capture() {
+    const auto t0 = std::chrono::steady_clock::now();
+    cudaGraph_t g = nullptr;
+    CUDA_CHECK(cudaStreamBeginCapture(ctx.stream(), cudaStreamCaptureModeThreadLocal));
+    try {
+      enqueue_copy_sequence(hA.data(), hB.data(), hC.data());
+    } catch (...) {
+      (void)cudaStreamEndCapture(ctx.stream(), &g);
+      if (g) (void)cudaGraphDestroy(g);
+      (void)cudaGetLastError();
+      throw;
+    }
+    CUDA_CHECK(cudaStreamEndCapture(ctx.stream(), &g));
+    graph = Graph(g);
+    exec = GraphExec(graph);
+    setup_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+  }
+
+  // Host memory that receives C at the end of the sequence, and its element count.
+  double* host_c() {
+    switch (mode) {
+      case Mode::Pageable: return pageableC.data();
+      case Mode::Pinned:
+      case Mode::Graph: return hC.data();
+      case Mode::Mapped: return mC.data();
+      case Mode::Device: break;
+    }
+    return nullptr;
+  }
+
+  void reset_output() {
+    CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+    const Eigen::MatrixXd nan = Eigen::MatrixXd::Constant(p.C0.rows(), p.C0.cols(), kNaN);
+    const Eigen::MatrixXd& start = p.beta != 0.0 ? p.C0 : nan;
+    // Device mode starts from C's initial value in device memory; the copy modes upload it themselves,
+    // so their device C starts poisoned.
+    if (mode == Mode::Device) {
+      CUDA_CHECK(cudaMemcpy(dC.data(), start.data(), dC.bytes(), cudaMemcpyHostToDevice));
+    } else if (mode != Mode::Mapped) {
+      CUDA_CHECK(cudaMemcpy(dC.data(), nan.data(), dC.bytes(), cudaMemcpyHostToDevice));
+    }
+    if (double* h = host_c()) std::memcpy(h, start.data(), count(start) * sizeof(double));
+  }
+
+  void run() {
+    switch (mode) {
+      case Mode::Device: variant.launch(args(dA.data(), dB.data(), dC.data()), ctx); break;
+      case Mode::Pageable: enqueue_copy_sequence(p.A.data(), p.B.data(), pageableC.data()); break;
+      case Mode::Pinned: enqueue_copy_sequence(hA.data(), hB.data(), hC.data()); break;
+      case Mode::Graph: exec.launch(ctx.stream()); break;
+      case Mode::Mapped:
+        variant.launch(args(mA.device_data(), mB.device_data(), mC.device_data()), ctx);
+        break;
+    }
+  }
+
+  Eigen::MatrixXd result() {
+    CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+    Eigen::MatrixXd c(p.C0.rows(), p.C0.cols());
+    if (mode == Mode::Device) {
+      CUDA_CHECK(cudaMemcpy(c.data(), dC.data(), dC.bytes(), cudaMemcpyDeviceToHost));
+    } else {
+      std::memcpy(c.data(), host_c(), count(c) * sizeof(double));
+    }
+    return c;
+  }
+};
+
+Runner::Runner(const GemmVariant& variant, Mode mode, const GemmProblem& problem, ExecContext& ctx)
+    : impl_(std::make_unique<Impl>(variant, mode, problem, ctx)) {}
+Runner::~Runner() = default;
+void Runner::reset_output() { impl_->reset_output(); }
+void Runner::run() { impl_->run(); }
+Eigen::MatrixXd Runner::result() { return impl_->result(); }
+double Runner::setup_ms() const { return impl_->setup_ms; }
+
+}  // namespace ks::gemm

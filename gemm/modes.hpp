@@ -1,0 +1,50 @@
+// Where the data lives when a DGEMM variant runs: the launch modes.
+//   device    A, B, C already in device memory; the kernel alone.
+//   pageable  host matrices (Eigen, pageable memory): H2D(A), H2D(B), [H2D(C) if beta != 0], kernel, D2H(C)
+//             on one stream, timed as a whole.
+//   pinned    the same sequence from page-locked host buffers.
+//   graph     the pinned sequence captured once into a CUDA graph and instantiated once; each run is one
+//             graph launch (capture + instantiate time is reported separately).
+//   mapped    zero-copy: the kernel reads A and B and writes C in mapped host memory over the bus.
+// Any variant can be the compute step of any mode.
+#pragma once
+
+#include "common/exec_context.hpp"
+#include "gemm/gemm.hpp"
+#include "gemm/problem.hpp"
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ks::gemm {
+
+enum class Mode { Device, Pageable, Pinned, Graph, Mapped };
+
+const std::vector<Mode>& all_modes();
+std::string to_string(Mode m);
+Mode parse_mode(const std::string& s);  // throws std::invalid_argument naming the valid modes
+
+class Runner {
+ public:
+  // Allocates and uploads what the mode keeps resident (untimed). For Graph, captures and instantiates.
+  Runner(const GemmVariant& variant, Mode mode, const GemmProblem& problem, ExecContext& ctx);
+  ~Runner();
+  Runner(const Runner&) = delete;
+  Runner& operator=(const Runner&) = delete;
+
+  // Before a checked run: C's destination poisoned with NaN, C's source set to C0 (beta != 0). Untimed.
+  void reset_output();
+  // Enqueues the mode's whole sequence on the context's stream. Pageable copies may block the host.
+  void run();
+  // Waits for the stream and returns C (ldc x N) as the mode delivers it to the host.
+  Eigen::MatrixXd result();
+  // Milliseconds spent capturing and instantiating the graph (Graph mode only, else 0).
+  double setup_ms() const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace ks::gemm

@@ -1,0 +1,104 @@
+#include "gemm/problem.hpp"
+
+#include "common/random.hpp"
+
+#include <cmath>
+#include <limits>
+#include <sstream>
+
+namespace ks::gemm {
+
+GemmShape GemmShape::resolved() const {
+  GemmShape s = *this;
+  if (s.lda == 0) s.lda = M;
+  if (s.ldb == 0) s.ldb = K;
+  if (s.ldc == 0) s.ldc = M;
+  return s;
+}
+
+std::string GemmShape::str() const {
+  const GemmShape r = resolved();
+  std::ostringstream os;
+  os << M << "x" << N << "x" << K;
+  if (r.lda != M || r.ldb != K || r.ldc != M) os << " (lda " << r.lda << ", ldb " << r.ldb << ", ldc " << r.ldc << ")";
+  return os.str();
+}
+
+namespace {
+Eigen::MatrixXd random_padded(int ld, int rows, int cols, std::uint64_t seed) {
+  Eigen::MatrixXd m(ld, cols);
+  fill_random(m.data(), static_cast<std::size_t>(m.size()), seed);
+  m.bottomRows(ld - rows).setConstant(std::numeric_limits<double>::quiet_NaN());
+  return m;
+}
+}  // namespace
+
+GemmProblem make_problem(const GemmShape& shape, double alpha, double beta, std::uint64_t seed) {
+  GemmProblem p;
+  p.shape = shape.resolved();
+  p.alpha = alpha;
+  p.beta = beta;
+  p.seed = seed;
+  const GemmShape& s = p.shape;
+  p.A = random_padded(s.lda, s.M, s.K, seed);
+  p.B = random_padded(s.ldb, s.K, s.N, seed + 1);
+  p.C0 = random_padded(s.ldc, s.M, s.N, seed + 2);
+  return p;
+}
+
+GemmCheck validate(const GemmProblem& p, const Eigen::MatrixXd& C) {
+  const GemmShape& s = p.shape;
+  GemmCheck r;
+  std::ostringstream os;
+  os.precision(17);
+  if (C.rows() != s.ldc || C.cols() != s.N) {
+    os << "result has shape " << C.rows() << "x" << C.cols() << ", want " << s.ldc << "x" << s.N;
+    r.bad = 1;
+    r.report = os.str();
+    return r;
+  }
+  const auto A = p.A.topRows(s.M);
+  const auto B = p.B.topRows(s.K);
+  Eigen::MatrixXd ref = p.alpha * (A * B);
+  Eigen::MatrixXd mag = std::abs(p.alpha) * (A.cwiseAbs() * B.cwiseAbs());
+  if (p.beta != 0.0) {
+    ref += p.beta * p.C0.topRows(s.M);
+    mag += std::abs(p.beta) * p.C0.topRows(s.M).cwiseAbs();
+  }
+  const double eps = std::numeric_limits<double>::epsilon();
+  const double scale = kBoundFactor * (s.K + 2) * eps;
+  int shown = 0;
+  auto note = [&](int i, int j, double got, double want, double bound) {
+    if (shown++ < 5)
+      os << "\n  C(" << i << ", " << j << "): got " << got << ", want " << want << ", bound " << bound;
+  };
+  for (int j = 0; j < s.N; ++j) {
+    for (int i = 0; i < s.M; ++i) {
+      const double got = C(i, j), want = ref(i, j);
+      const double bound = scale * mag(i, j) + std::numeric_limits<double>::min();
+      const double err = std::abs(got - want);
+      if (!std::isfinite(got) || !(err <= bound)) {
+        ++r.bad;
+        note(i, j, got, want, bound);
+      } else {
+        r.worst = std::max(r.worst, err / bound);
+      }
+    }
+    for (int i = s.M; i < s.ldc; ++i) {
+      if (!std::isnan(C(i, j))) {
+        ++r.bad;
+        if (shown++ < 5) os << "\n  C(" << i << ", " << j << ") is padding (row >= M) but was written: " << C(i, j);
+      }
+    }
+  }
+  r.ok = r.bad == 0;
+  if (!r.ok) {
+    std::ostringstream head;
+    head << r.bad << " bad element(s) of " << s.str() << " (seed " << p.seed << ", alpha " << p.alpha
+         << ", beta " << p.beta << ")";
+    r.report = head.str() + os.str();
+  }
+  return r;
+}
+
+}  // namespace ks::gemm

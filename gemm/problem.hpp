@@ -1,0 +1,47 @@
+// A DGEMM problem on the host: shape, scalars, seeded random operands (Eigen, column-major, with their
+// leading dimensions), and the validator against an Eigen reference.
+#pragma once
+
+#include <Eigen/Dense>
+
+#include <cstdint>
+#include <string>
+
+namespace ks::gemm {
+
+struct GemmShape {
+  int M = 1, N = 1, K = 1;
+  int lda = 0, ldb = 0, ldc = 0;  // 0 means tight: M, K, M
+  GemmShape resolved() const;      // with tight leading dimensions filled in
+  std::string str() const;         // "MxNxK" plus any padded leading dimension
+};
+
+struct GemmProblem {
+  GemmShape shape;  // resolved
+  double alpha = 1.0, beta = 0.0;
+  std::uint64_t seed = 0;
+  // Each stored with its leading dimension as the row count. Entries in the padding rows are NaN, so a
+  // kernel that reads padding produces NaN and one that writes C's padding is caught.
+  Eigen::MatrixXd A;   // lda x K
+  Eigen::MatrixXd B;   // ldb x N
+  Eigen::MatrixXd C0;  // ldc x N, C's initial value (read only when beta != 0)
+};
+
+// Uniform [-1, 1) operands from `seed`.
+GemmProblem make_problem(const GemmShape& shape, double alpha, double beta, std::uint64_t seed);
+
+struct GemmCheck {
+  bool ok = false;
+  long bad = 0;           // elements outside their bound (NaN/Inf included), padding writes included
+  double worst = 0;       // max |C - C_ref| / bound over the valid elements
+  std::string report;     // seed, shape and the first few (i, j, got, want, bound)
+};
+
+// Element-wise: |C - C_ref| <= c * (K + 2) * eps * (|alpha| (|A||B|) + |beta| |C0|) + DBL_MIN, with
+// c = kBoundFactor. Each side's dot product in any summation order is within (K + 2) eps of the exact
+// product of the bracketed magnitudes (Higham, Accuracy and Stability, 3.5), so their difference is within
+// twice that; c = 2. NaN or Inf anywhere fails; C's padding rows must still be NaN.
+constexpr double kBoundFactor = 2.0;
+GemmCheck validate(const GemmProblem& p, const Eigen::MatrixXd& C);
+
+}  // namespace ks::gemm

@@ -1,0 +1,33 @@
+// GPU tests skip, with the reason, where no CUDA device is visible (CI, development machines).
+#pragma once
+
+#include "common/device_info.hpp"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#define KS_REQUIRE_GPU()                                              \
+  do {                                                                \
+    std::string ks_why_;                                              \
+    if (!::ks::gpu_available(&ks_why_)) GTEST_SKIP() << ks_why_;      \
+  } while (0)
+
+namespace ks::test {
+
+// The current device's compute capability as 10 * major + minor.
+inline int current_cc() {
+  int dev = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  const DeviceFacts d = query_device(dev);
+  return d.cc();
+}
+
+// gtest parameter names allow only [A-Za-z0-9_].
+inline std::string sanitize(std::string s) {
+  for (char& c : s)
+    if (!std::isalnum(static_cast<unsigned char>(c))) c = '_';
+  return s;
+}
+
+}  // namespace ks::test

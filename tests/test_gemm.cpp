@@ -1,0 +1,204 @@
+#include "gemm/gemm.hpp"
+#include "gemm/modes.hpp"
+#include "gemm/problem.hpp"
+#include "gpu_test.hpp"
+
+#include "common/random.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <tuple>
+
+namespace ks::gemm {
+
+void PrintTo(Mode m, std::ostream* os) { *os << to_string(m); }
+
+namespace {
+
+// ---- host-only: the validator itself ----
+
+Eigen::MatrixXd host_result(const GemmProblem& p) {
+  const GemmShape& s = p.shape;
+  Eigen::MatrixXd c = Eigen::MatrixXd::Constant(s.ldc, s.N, std::nan(""));
+  Eigen::MatrixXd v = p.alpha * (p.A.topRows(s.M) * p.B.topRows(s.K));
+  if (p.beta != 0.0) v += p.beta * p.C0.topRows(s.M);
+  c.topRows(s.M) = v;
+  return c;
+}
+
+TEST(GemmValidator, AcceptsTheReferenceItself) {
+  const GemmProblem p = make_problem({37, 23, 51, 40, 60, 41}, 1.5, -0.75, choose_seed());
+  const GemmCheck c = validate(p, host_result(p));
+  EXPECT_TRUE(c.ok) << c.report;
+}
+
+TEST(GemmValidator, CatchesOneBrokenElement) {
+  const GemmProblem p = make_problem({64, 48, 100}, 1.0, 0.0, choose_seed());
+  Eigen::MatrixXd c = host_result(p);
+  // The smallest change that matters: a few ulp beyond the bound of one element.
+  const double bound = kBoundFactor * (p.shape.K + 2) * 2.2e-16 *
+                       (p.A.row(17).cwiseAbs() * p.B.col(9).cwiseAbs())(0, 0);
+  c(17, 9) += 4 * bound;
+  const GemmCheck r = validate(p, c);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.bad, 1);
+  EXPECT_NE(r.report.find("C(17, 9)"), std::string::npos) << r.report;
+  EXPECT_NE(r.report.find("seed"), std::string::npos) << r.report;
+}
+
+TEST(GemmValidator, CatchesNaNAndUnwrittenElements) {
+  const GemmProblem p = make_problem({5, 7, 3}, 2.0, 0.5, choose_seed());
+  Eigen::MatrixXd c = host_result(p);
+  c(4, 6) = std::nan("");
+  EXPECT_FALSE(validate(p, c).ok);
+  c = host_result(p);
+  c(0, 0) = std::numeric_limits<double>::infinity();
+  EXPECT_FALSE(validate(p, c).ok);
+}
+
+TEST(GemmValidator, CatchesWritesIntoPaddingRows) {
+  const GemmProblem p = make_problem({10, 4, 6, 0, 0, 13}, 1.0, 0.0, choose_seed());
+  Eigen::MatrixXd c = host_result(p);
+  c(11, 2) = 0.0;  // row 11 >= M = 10: padding
+  const GemmCheck r = validate(p, c);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.report.find("padding"), std::string::npos) << r.report;
+}
+
+TEST(GemmValidator, RejectsWrongShape) {
+  const GemmProblem p = make_problem({4, 4, 4}, 1.0, 0.0, 1);
+  EXPECT_FALSE(validate(p, Eigen::MatrixXd::Zero(3, 4)).ok);
+}
+
+TEST(GemmProblemTest, PaddingIsNaNAndInputsAreRandom) {
+  const GemmProblem p = make_problem({3, 2, 2, 5, 4, 6}, 1.0, 0.0, 42);
+  EXPECT_TRUE(std::isnan(p.A(3, 0)) && std::isnan(p.A(4, 1)));
+  EXPECT_TRUE(std::isnan(p.B(2, 0)) && std::isnan(p.C0(5, 1)));
+  EXPECT_NE(p.A(0, 0), p.A(1, 0));
+  const GemmProblem q = make_problem({3, 2, 2, 5, 4, 6}, 1.0, 0.0, 43);
+  EXPECT_NE(p.A(0, 0), q.A(0, 0));
+}
+
+TEST(GemmArgsTest, RejectsBadShapesAndLeadingDimensions) {
+  double x = 0;
+  GemmArgs a{4, 4, 4, 1.0, &x, 4, &x, 4, 0.0, &x, 4};
+  EXPECT_NO_THROW(check_args(a));
+  GemmArgs b = a;
+  b.M = 0;
+  EXPECT_THROW(check_args(b), std::invalid_argument);
+  b = a;
+  b.lda = 3;
+  EXPECT_THROW(check_args(b), std::invalid_argument);
+  b = a;
+  b.ldb = 3;
+  EXPECT_THROW(check_args(b), std::invalid_argument);
+  b = a;
+  b.ldc = 2;
+  EXPECT_THROW(check_args(b), std::invalid_argument);
+}
+
+TEST(GemmModes, ParseAndPrintRoundTrip) {
+  for (Mode m : all_modes()) EXPECT_EQ(parse_mode(to_string(m)), m);
+  EXPECT_THROW(parse_mode("zero-copy"), std::invalid_argument);
+}
+
+TEST(GemmRegistryTest, HoldsTheLadderAndTheAnchor) {
+  for (const char* name : {"naive", "shared", "coalesced", "cublas"})
+    EXPECT_NE(registry().find(name), nullptr) << name;
+  ASSERT_NE(registry().anchor(), nullptr);
+  EXPECT_EQ(registry().anchor()->info.name, "cublas");
+}
+
+// ---- GPU: every variant x mode over odd shapes ----
+
+struct ShapeCase {
+  GemmShape shape;
+  bool beta_zero;
+};
+
+const std::vector<ShapeCase>& shape_cases() {
+  static const std::vector<ShapeCase> c{
+      {{1, 1, 1}, false},           {{17, 33, 9}, true},          {{100, 100, 100}, false},
+      {{127, 129, 131}, true},      {{256, 256, 256}, false},     {{1000, 1000, 1000}, false},
+      {{2048, 64, 512}, true},      {{64, 2048, 512}, false},     {{33, 17, 45, 40, 50, 37}, false},
+      {{100, 90, 80, 128, 96, 101}, true},
+  };
+  return c;
+}
+
+std::vector<std::string> variant_names() { return registry().names(); }
+
+using Param = std::tuple<std::string, Mode, std::size_t>;
+
+std::string case_name(const ::testing::TestParamInfo<Param>& info) {
+  const std::string& name = std::get<0>(info.param);
+  const Mode mode = std::get<1>(info.param);
+  return test::sanitize(name + "_" + to_string(mode) + "_" + shape_cases()[std::get<2>(info.param)].shape.str());
+}
+
+class GemmCase : public ::testing::TestWithParam<Param> {};
+
+TEST_P(GemmCase, MatchesEigenReference) {
+  KS_REQUIRE_GPU();
+  const auto& [name, mode, shape_index] = GetParam();
+  const GemmVariant* v = registry().find(name);
+  ASSERT_NE(v, nullptr);
+  if (test::current_cc() < v->info.min_cc) GTEST_SKIP() << name << " needs compute capability " << v->info.min_cc;
+  const ShapeCase& sc = shape_cases()[shape_index];
+  const std::uint64_t seed = choose_seed();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> scalar(-2.0, 2.0);
+  const double alpha = scalar(rng);
+  const double beta = sc.beta_zero ? 0.0 : scalar(rng);
+  const GemmProblem p = make_problem(sc.shape, alpha, beta, seed);
+  Stream stream;
+  ExecContext ctx(stream.get());
+  Runner runner(*v, mode, p, ctx);
+  runner.reset_output();
+  runner.run();
+  const GemmCheck c = validate(p, runner.result());
+  EXPECT_TRUE(c.ok) << name << " / " << to_string(mode) << ": " << c.report;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Variants, GemmCase,
+    ::testing::Combine(::testing::ValuesIn(variant_names()), ::testing::ValuesIn(all_modes()),
+                       ::testing::Range<std::size_t>(0, shape_cases().size())),
+    case_name);
+
+TEST(GemmGraph, LaunchedTwiceGivesTheSameC) {
+  KS_REQUIRE_GPU();
+  const GemmProblem p = make_problem({127, 129, 131}, 1.25, -0.5, choose_seed());
+  Stream stream;
+  ExecContext ctx(stream.get());
+  Runner runner(*registry().find("coalesced"), Mode::Graph, p, ctx);
+  EXPECT_GT(runner.setup_ms(), 0.0);
+  runner.reset_output();
+  runner.run();
+  const Eigen::MatrixXd first = runner.result();
+  runner.reset_output();
+  runner.run();
+  const Eigen::MatrixXd second = runner.result();
+  EXPECT_TRUE(validate(p, first).ok);
+  // Bitwise, NaN padding included.
+  EXPECT_EQ(std::memcmp(first.data(), second.data(), sizeof(double) * first.size()), 0);
+}
+
+TEST(GemmValidatorOnGpu, CatchesOneBrokenElementOfARealResult) {
+  KS_REQUIRE_GPU();
+  const GemmProblem p = make_problem({100, 100, 100}, 1.0, 0.0, choose_seed());
+  Stream stream;
+  ExecContext ctx(stream.get());
+  Runner runner(*registry().find("cublas"), Mode::Device, p, ctx);
+  runner.reset_output();
+  runner.run();
+  Eigen::MatrixXd c = runner.result();
+  ASSERT_TRUE(validate(p, c).ok);
+  c(50, 50) *= 1.0 + 1e-9;
+  EXPECT_FALSE(validate(p, c).ok);
+}
+
+}  // namespace
+}  // namespace ks::gemm
