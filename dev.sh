@@ -38,7 +38,18 @@ cmake "${cmake_args[@]}"
 cmake --build "$build" -j "$jobs"
 
 if [ "$what" = test ]; then
-  exec ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@"
+  log="$build/ctest.log"
+  set +e
+  ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@" 2>&1 | tee "$log"
+  rc=${PIPESTATUS[0]}
+  set -e
+  total=$(sed -n 's/.*tests failed out of \([0-9]*\).*/\1/p' "$log" | tail -1)
+  failed=$(sed -n 's/.* \([0-9]*\) tests failed out of.*/\1/p' "$log" | tail -1)
+  skipped=$(grep -c '(Skipped)$' "$log" || true)
+  if [ -n "$total" ]; then
+    echo "tests: $((total - failed - skipped)) passed, $failed failed, $skipped skipped"
+  fi
+  exit "$rc"
 fi
 "$build/bench/check_cc" || exit $?
 exec "$build/bench/kbench" run "$@"

@@ -1,0 +1,92 @@
+// Grid-stride reductions: launch only as many blocks as the GPU holds at once (from the occupancy
+// calculator and the SM count) and let each thread loop over the input with a grid-wide stride, so the
+// per-element work is one load and one add, and the per-block overhead is paid once per resident block.
+//
+//   grid_stride  loop, then a shuffle-based block reduction, then one global atomic per block. Few atomics,
+//                but their order still varies: float/double results are not bitwise reproducible.
+//   two_pass     "space for time": the same first pass writes one partial per block to memory; a second,
+//                one-block kernel sums the partials with 16-byte vector loads. A fixed grid and a fixed
+//                order make it deterministic, and it needs no zeroing of the result.
+// Any n; block sizes 64..1024. Both also compute the midpoint integral.
+#include "reduce/kernels.cuh"
+
+namespace ks::reduce {
+namespace {
+
+template <class Source>
+__global__ void grid_stride_atomic_kernel(Source src, std::size_t n, typename Source::acc_type* out) {
+  const auto v = block_reduce(grid_stride_accumulate(src, n));
+  if (threadIdx.x == 0) atomic_combine(out, v);
+}
+
+// 16 bytes of accumulators: two 8-byte or four 4-byte values.
+template <class A> struct Vec16;
+template <> struct Vec16<float> { using type = float4; static constexpr int width = 4; };
+template <> struct Vec16<double> { using type = double2; static constexpr int width = 2; };
+template <> struct Vec16<std::int64_t> { using type = longlong2; static constexpr int width = 2; };
+
+template <class A>
+__device__ __forceinline__ A lanes_sum(const float4& v) { return combine(combine(v.x, v.y), combine(v.z, v.w)); }
+template <class A>
+__device__ __forceinline__ A lanes_sum(const double2& v) { return combine(v.x, v.y); }
+template <class A>
+__device__ __forceinline__ A lanes_sum(const longlong2& v) {
+  return combine(static_cast<A>(v.x), static_cast<A>(v.y));
+}
+
+// Second pass: one block; partials are 16-byte aligned (device scratch), the tail is read as scalars.
+template <class A>
+__global__ void __launch_bounds__(1024) sum_partials_vec16_kernel(const A* partials, std::size_t count, A* out) {
+  using V = typename Vec16<A>::type;
+  constexpr int W = Vec16<A>::width;
+  const V* vec = reinterpret_cast<const V*>(partials);
+  const std::size_t nvec = count / W;
+  A v = 0;
+  for (std::size_t i = threadIdx.x; i < nvec; i += blockDim.x) v = combine(v, lanes_sum<A>(vec[i]));
+  for (std::size_t i = nvec * W + threadIdx.x; i < count; i += blockDim.x) v = combine(v, partials[i]);
+  v = block_reduce(v);
+  if (threadIdx.x == 0) *out = v;
+}
+
+struct GridStride {
+  template <class Source>
+  static void run(const Source& src, std::size_t n, typename Source::acc_type* out, int block,
+                  ExecContext& ctx) {
+    const cudaStream_t s = ctx.stream();
+    const int grid = resident_blocks(grid_stride_atomic_kernel<Source>, block);
+    CUDA_CHECK(cudaMemsetAsync(out, 0, sizeof(*out), s));
+    grid_stride_atomic_kernel<<<grid, block, 0, s>>>(src, n, out);
+    CUDA_CHECK_LAUNCH();
+  }
+};
+
+struct TwoPass {
+  template <class Source>
+  static void run(const Source& src, std::size_t n, typename Source::acc_type* out, int block,
+                  ExecContext& ctx) {
+    using A = typename Source::acc_type;
+    const cudaStream_t s = ctx.stream();
+    const int grid = resident_blocks(grid_stride_partials_kernel<Source>, block);
+    A* partials = scratch_as<A>(ctx, static_cast<std::size_t>(grid));
+    grid_stride_partials_kernel<<<grid, block, 0, s>>>(src, n, partials);
+    CUDA_CHECK_LAUNCH();
+    sum_partials_vec16_kernel<A><<<1, 1024, 0, s>>>(partials, static_cast<std::size_t>(grid), out);
+    CUDA_CHECK_LAUNCH();
+  }
+};
+
+VariantInfo grid_stride_info() {
+  VariantInfo i{"grid_stride", "resident grid, grid-stride loop, shuffles, one atomic per block", 0, 130};
+  i.deterministic = false;
+  return i;
+}
+
+const auto& kGridStride =
+    registry().add(device_variant<GridStride>(grid_stride_info(), power_of_two_blocks(), true));
+const auto& kTwoPass = registry().add(device_variant<TwoPass>(
+    {"two_pass", "resident grid writes per-block partials; a second kernel sums them with 16-byte loads", 0,
+     140},
+    power_of_two_blocks(), true));
+
+}  // namespace
+}  // namespace ks::reduce

@@ -1,0 +1,78 @@
+// Running one reduction variant on one input, for tests and benchmarks alike.
+#pragma once
+
+#include "common/exec_context.hpp"
+#include "common/resources.hpp"
+#include "reduce/reduce.hpp"
+#include "reduce/reference.hpp"
+
+#include <cstdint>
+#include <vector>
+
+namespace ks::reduce {
+
+// Seeded random elements (integers over their whole range, signs included; floating point uniform in
+// [-1, 1)), the host reference, and device / pinned copies made on first use and then shared by every
+// variant that reduces this input.
+class ReduceData {
+ public:
+  ReduceData(DType t, Op op, std::size_t n, std::uint64_t seed);
+  DType dtype() const { return dtype_; }
+  Op op() const { return op_; }
+  std::size_t n() const { return n_; }
+  std::uint64_t seed() const { return seed_; }
+  std::size_t bytes() const { return n_ * size_of(dtype_); }
+  const void* host() const { return host_.data(); }
+  const Reference& reference() const { return ref_; }
+  const void* device();  // uploads on first call
+  const void* pinned();  // copies into pinned memory on first call
+  void release_device() { device_ = DeviceBuffer<unsigned char>(); }
+
+ private:
+  DType dtype_;
+  Op op_;
+  std::size_t n_;
+  std::uint64_t seed_;
+  std::vector<unsigned char> host_;
+  Reference ref_;
+  DeviceBuffer<unsigned char> device_;
+  PinnedBuffer<unsigned char> pinned_;
+};
+
+class ReduceRunner {
+ public:
+  ReduceRunner(const ReduceVariant& v, ReduceData& data, int block, ExecContext& ctx);
+  void reset_output();  // poisons the result (NaN or the integer sentinel); untimed
+  void run();           // enqueues the variant
+  Value result();       // waits and reads the result
+  ReduceCheck check();  // result() against the reference
+ private:
+  const ReduceVariant& v_;
+  ReduceData& data_;
+  ExecContext& ctx_;
+  ReduceCall call_;
+  DeviceBuffer<std::int64_t> out_;
+};
+
+struct IntegralResult {
+  Value value;
+  double exact = 0, bound = 0, error = 0;
+  bool ok = false;
+  std::string report;
+};
+
+// Runs the integral once through `v` and checks it against the closed form (see reference.hpp).
+class IntegralRunner {
+ public:
+  IntegralRunner(const ReduceVariant& v, DType t, double a, double b, std::int64_t n, int block, ExecContext& ctx);
+  void run();
+  IntegralResult check();
+
+ private:
+  const ReduceVariant& v_;
+  ExecContext& ctx_;
+  IntegralCall call_;
+  DeviceBuffer<std::int64_t> out_;
+};
+
+}  // namespace ks::reduce
