@@ -1,0 +1,590 @@
+// kbench: the suite's benchmark runner. CLI11 front, Google Benchmark measurement.
+//   kbench list [gemm|reduce]
+//   kbench run [--suite gemm|reduce|integral|all] [--variants REGEX] [--sizes LIST] [--types LIST]
+//              [--mode LIST] [--block N] [--repetitions N] [--warmup N] [--no-validate]
+//              [--out FILE.json] [--format console|md|csv|json] [--benchmark_* ...]
+// Every row is validated once before it is timed (and again after), timed with CUDA events (warm-up, then
+// the median of the repetitions, the L2 flushed before each repetition of memory-bound work), and reported
+// with its rate and its ratio to the anchor (cuBLAS / CUB) measured in the same process.
+// Exit codes: 0 all rows valid, 1 a row failed or no GPU, 2 bad usage.
+#include "bench/cli.hpp"
+#include "bench/parse.hpp"
+#include "bench/report.hpp"
+#include "common/build_info.hpp"
+#include "common/device_info.hpp"
+#include "common/random.hpp"
+#include "common/timing.hpp"
+#include "gemm/modes.hpp"
+#include "reduce/runner.hpp"
+
+#include <benchmark/benchmark.h>
+#include <nvtx3/nvToolsExt.h>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <optional>
+#include <regex>
+#include <set>
+
+namespace ks::gemm {
+extern const char* const kCublasConfig;
+}
+
+namespace ks::bench {
+namespace {
+
+struct Options {
+  std::string suite = "all";
+  std::string variants = ".*";
+  std::string sizes;
+  std::string types;
+  std::string modes;
+  int block = 256;
+  int repetitions = 10;
+  int warmup = 2;
+  bool no_validate = false;
+  std::string out;
+  std::string format = "console";
+  int device = 0;
+  std::vector<std::string> benchmark_flags;
+};
+
+// A value built on first use and dropped after its last user, so large inputs live one group at a time.
+template <class T>
+class Shared {
+ public:
+  explicit Shared(std::function<std::unique_ptr<T>()> make) : make_(std::move(make)) {}
+  void add_user() { ++users_; }
+
+  // One user's turn: builds the value if needed; drops it when the last user's turn ends.
+  class Use {
+   public:
+    explicit Use(Shared& s) : s_(s) {}
+    Use(const Use&) = delete;
+    Use& operator=(const Use&) = delete;
+    ~Use() {
+      if (--s_.users_ <= 0) s_.obj_.reset();
+    }
+    T& get() {
+      if (!s_.obj_) s_.obj_ = s_.make_();
+      return *s_.obj_;
+    }
+
+   private:
+    Shared& s_;
+  };
+
+ private:
+  std::function<std::unique_ptr<T>()> make_;
+  std::unique_ptr<T> obj_;
+  int users_ = 0;
+};
+
+// What every row shares while the suite runs.
+struct Session {
+  Options opt;
+  DeviceFacts device;
+  Stream stream;
+  ExecContext ctx{stream.get()};
+  L2Flusher flusher;
+  std::map<std::string, double> anchor_ms;  // anchor group -> anchor's median
+  int total = 0, started = 0;
+  bool failed = false;
+  explicit Session(const Options& o, const DeviceFacts& d) : opt(o), device(d), flusher(d.index) {}
+};
+
+// Rows of one group share an anchor; the anchor row runs first.
+struct RowKey {
+  std::string group;
+  bool anchor = false;
+};
+
+struct Row {
+  std::string name;
+  RowKey key;
+  std::function<void(benchmark::State&, Session&)> body;
+};
+
+void progress(Session& s, const std::string& name) {
+  ++s.started;
+  if (s.opt.format == "json" || s.opt.format == "csv") return;
+  std::fprintf(stderr, "[%d/%d] %s\n", s.started, s.total, name.c_str());
+}
+
+struct NvtxRange {
+  explicit NvtxRange(const std::string& name) { nvtxRangePushA(name.c_str()); }
+  ~NvtxRange() { nvtxRangePop(); }
+};
+
+void fail(benchmark::State& st, Session& s, const std::string& why) {
+  s.failed = true;
+  st.SkipWithError(why.c_str());
+  for (auto _ : st) {
+  }
+}
+
+// A row that cannot run here (e.g. a newer GPU needed): reported with the reason, not a failure.
+void skip(benchmark::State& st, const std::string& why) {
+  st.SkipWithError(why.c_str());
+  for (auto _ : st) {
+  }
+}
+
+// Reports `stats` as the row's time (the median) and its counters.
+void report(benchmark::State& st, Session& s, const RowKey& row, const TimingStats& t, const std::string& rate_name,
+            double rate_numerator) {
+  for (auto _ : st) st.SetIterationTime(t.median_ms / 1e3);
+  st.counters["min_ms"] = t.min_ms;
+  st.counters["max_ms"] = t.max_ms;
+  st.counters["reps"] = static_cast<double>(t.samples_ms.size());
+  st.counters[rate_name] = rate_numerator / (t.median_ms / 1e3);
+  if (row.anchor) s.anchor_ms[row.group] = t.median_ms;
+  const auto it = s.anchor_ms.find(row.group);
+  if (it != s.anchor_ms.end()) st.counters["vs_anchor"] = it->second / t.median_ms;
+}
+
+TimingOptions timing(const Session& s, int max_reps = 1 << 30) {
+  return {s.opt.warmup, std::min(s.opt.repetitions, max_reps)};
+}
+
+// ---- GEMM rows ----
+
+struct GemmInput {
+  gemm::GemmProblem problem;
+};
+
+void add_gemm_rows(std::vector<Row>& rows, const std::vector<GemmSize>& sizes,
+                   const std::vector<gemm::Mode>& device_modes, const std::vector<gemm::Mode>& extra_modes_at_largest,
+                   const std::vector<const gemm::GemmVariant*>& variants, bool with_eigen) {
+  const GemmSize largest = sizes.back();
+  for (const GemmSize& size : sizes) {
+    auto input = std::make_shared<Shared<GemmInput>>([size] {
+      auto in = std::make_unique<GemmInput>();
+      in->problem = gemm::make_problem({size.M, size.N, size.K}, 1.0, 0.0, choose_seed());
+      return in;
+    });
+    std::vector<gemm::Mode> modes = device_modes;
+    if (size.M == largest.M && size.N == largest.N && size.K == largest.K)
+      modes.insert(modes.end(), extra_modes_at_largest.begin(), extra_modes_at_largest.end());
+    for (gemm::Mode mode : modes) {
+      const bool extra = std::find(device_modes.begin(), device_modes.end(), mode) == device_modes.end();
+      for (const gemm::GemmVariant* v : variants) {
+        if (extra && v->info.name != "cublas" && v->info.name != "coalesced") continue;
+        const RowKey key{"gemm/" + gemm::to_string(mode) + "/" + size.str(), v->info.anchor};
+        Row row{"gemm/" + v->info.name + "/" + gemm::to_string(mode) + "/" + size.str(), key, {}};
+        input->add_user();
+        row.body = [v, mode, input, size, key](benchmark::State& st, Session& s) {
+          Shared<GemmInput>::Use use(*input);
+          if (s.device.cc() < v->info.min_cc)
+            return skip(st, "skipped: needs compute capability " + std::to_string(v->info.min_cc));
+          const gemm::GemmProblem& p = use.get().problem;
+          gemm::Runner runner(*v, mode, p, s.ctx);
+          auto validate = [&](const char* when) {
+            runner.reset_output();
+            runner.run();
+            const gemm::GemmCheck c = gemm::validate(p, runner.result());
+            if (!c.ok) fail(st, s, std::string("validation failed ") + when + ": " + c.report);
+            return c.ok;
+          };
+          if (!s.opt.no_validate && !validate("before timing")) return;
+          // Zero-copy reads cross the bus for every access: a few repetitions say enough.
+          const TimingStats t = time_on_stream(s.stream.get(), timing(s, mode == gemm::Mode::Mapped ? 3 : 1 << 30),
+                                               [&] { runner.run(); });
+          if (!s.opt.no_validate && !validate("after timing")) return;
+          report(st, s, key, t, "TFLOP/s", gemm::flops(size.M, size.N, size.K) / 1e12);
+          if (mode == gemm::Mode::Graph) st.counters["graph_setup_ms"] = runner.setup_ms();
+        };
+        rows.push_back(std::move(row));
+      }
+    }
+    if (with_eigen && static_cast<double>(size.M) * size.N * size.K <= 2048.0 * 2048 * 2048) {
+      input->add_user();
+      const RowKey key{"gemm/device/" + size.str(), false};
+      Row row{"host/eigen_dgemm/" + size.str(), key, {}};
+      row.body = [input, size, key](benchmark::State& st, Session& s) {
+        Shared<GemmInput>::Use use(*input);
+        const gemm::GemmProblem& p = use.get().problem;
+        std::vector<double> samples;
+        Eigen::MatrixXd c(size.M, size.N);
+        for (int i = 0; i < std::max(1, std::min(3, s.opt.repetitions)); ++i) {
+          const auto t0 = std::chrono::steady_clock::now();
+          c.noalias() = p.A * p.B;
+          samples.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+        }
+        report(st, s, key, TimingStats::from_samples(samples), "TFLOP/s",
+               gemm::flops(size.M, size.N, size.K) / 1e12);
+      };
+      rows.push_back(std::move(row));
+    }
+  }
+}
+
+// ---- reduction rows ----
+
+void add_reduce_rows(std::vector<Row>& rows, const std::vector<std::size_t>& counts,
+                     const std::vector<reduce::DType>& types, const std::vector<const reduce::ReduceVariant*>& variants,
+                     bool with_host) {
+  for (reduce::DType t : types) {
+    for (std::size_t n : counts) {
+      auto input = std::make_shared<Shared<reduce::ReduceData>>(
+          [t, n] { return std::make_unique<reduce::ReduceData>(t, reduce::Op::Sum, n, choose_seed()); });
+      const std::string group = "reduce/" + reduce::to_string(t) + "/n=" + std::to_string(n);
+      for (const reduce::ReduceVariant* v : variants) {
+        input->add_user();
+        const RowKey key{group, v->info.anchor};
+        Row row{"reduce/" + v->info.name + "/" + reduce::to_string(t) + "/n=" + std::to_string(n), key, {}};
+        row.body = [v, input, key](benchmark::State& st, Session& s) {
+          Shared<reduce::ReduceData>::Use use(*input);
+          reduce::ReduceData& data = use.get();
+          const int block = v->block_sizes.empty() ? 256 : s.opt.block;
+          reduce::ReduceRunner runner(*v, data, block, s.ctx);
+          auto validate = [&](const char* when) {
+            runner.reset_output();
+            runner.run();
+            const reduce::ReduceCheck c = runner.check();
+            if (!c.ok) fail(st, s, std::string("validation failed ") + when + ": " + c.report);
+            return c.ok;
+          };
+          if (!s.opt.no_validate && !validate("before timing")) return;
+          const TimingStats tm = time_on_stream(s.stream.get(), timing(s), [&] { runner.run(); },
+                                                [&] { s.flusher.flush(s.stream.get()); });
+          if (!s.opt.no_validate && !validate("after timing")) return;
+          report(st, s, key, tm, "GB/s", static_cast<double>(data.bytes()) / 1e9);
+        };
+        rows.push_back(std::move(row));
+      }
+      if (with_host && t == reduce::DType::F64) {
+        using HostFn = double (*)(const double*, std::size_t);
+        const std::pair<const char*, HostFn> host_fns[] = {{"recursive_interleaved", reduce::host_recursive_interleaved},
+                                                           {"eigen_sum", reduce::host_eigen_sum},
+                                                           {"openmp_sum", reduce::host_openmp_sum}};
+        for (const auto& [name, fn] : host_fns) {
+          input->add_user();
+          const RowKey key{group, false};
+          Row row{std::string("host/") + name + "/double/n=" + std::to_string(n), key, {}};
+          row.body = [fn = fn, input, key](benchmark::State& st, Session& s) {
+            Shared<reduce::ReduceData>::Use use(*input);
+            reduce::ReduceData& data = use.get();
+            const auto* x = static_cast<const double*>(data.host());
+            std::vector<double> samples;
+            double result = 0;
+            for (int i = 0; i < std::max(1, std::min(3, s.opt.repetitions)); ++i) {
+              const auto t0 = std::chrono::steady_clock::now();
+              result = fn(x, data.n());
+              samples.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+            }
+            reduce::Value v;
+            v.dtype = reduce::DType::F64;
+            v.f = result;
+            const reduce::ReduceCheck c = reduce::check_result(data.reference(), v, data.n(), data.seed());
+            if (!c.ok) return fail(st, s, "validation failed: " + c.report);
+            report(st, s, key, TimingStats::from_samples(samples), "GB/s", static_cast<double>(data.bytes()) / 1e9);
+          };
+          rows.push_back(std::move(row));
+        }
+      }
+    }
+  }
+}
+
+// ---- integral rows ----
+
+void add_integral_rows(std::vector<Row>& rows, const std::vector<std::size_t>& counts,
+                       const std::vector<reduce::DType>& types,
+                       const std::vector<const reduce::ReduceVariant*>& variants) {
+  constexpr double kB = 40000 * M_PI;
+  for (reduce::DType t : types) {
+    if (t != reduce::DType::F32 && t != reduce::DType::F64) continue;
+    for (std::size_t n : counts) {
+      const std::string group = "integral/" + reduce::to_string(t) + "/n=" + std::to_string(n);
+      for (const reduce::ReduceVariant* v : variants) {
+        if (!v->takes_integral(t)) continue;
+        const RowKey key{group, v->info.anchor};
+        Row row{"integral/" + v->info.name + "/" + reduce::to_string(t) + "/n=" + std::to_string(n), key, {}};
+        row.body = [v, t, n, key](benchmark::State& st, Session& s) {
+          const int block = v->block_sizes.empty() ? 256 : s.opt.block;
+          reduce::IntegralRunner runner(*v, t, 0.0, kB, static_cast<std::int64_t>(n), block, s.ctx);
+          runner.run();
+          const reduce::IntegralResult r = runner.check();
+          if (!s.opt.no_validate && !r.ok) return fail(st, s, "validation failed: " + r.report);
+          const TimingStats tm = time_on_stream(s.stream.get(), timing(s), [&] { runner.run(); });
+          report(st, s, key, tm, "Gpoints/s", static_cast<double>(n) / 1e9);
+          st.counters["rel_error"] = r.error / std::fabs(r.exact);
+        };
+        rows.push_back(std::move(row));
+      }
+    }
+  }
+}
+
+// ---- the plan ----
+
+template <class Variant>
+std::vector<const Variant*> select(const Registry<Variant>& reg, const std::regex& pattern) {
+  std::vector<const Variant*> out;
+  for (const Variant* v : reg.all())
+    if (v->info.anchor || std::regex_match(v->info.name, pattern)) out.push_back(v);
+  // The anchor always runs, first in each group, so every row has its ratio.
+  std::stable_partition(out.begin(), out.end(), [](const Variant* v) { return v->info.anchor; });
+  return out;
+}
+
+// What --suite, --sizes, --types, --mode and --variants ask for, parsed without touching the GPU.
+struct Plan {
+  bool gemm = false, reduce = false, integral = false;
+  std::vector<GemmSize> gemm_sizes;
+  std::vector<gemm::Mode> modes, extra_modes;  // extra: only at the largest size (the default suite)
+  std::vector<std::size_t> reduce_counts, integral_counts;
+  std::vector<reduce::DType> reduce_types, integral_types;
+  std::vector<const gemm::GemmVariant*> gemm_variants;
+  std::vector<const reduce::ReduceVariant*> reduce_variants;
+};
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string s;
+  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+Plan parse_plan(const Options& o) {
+  Plan p;
+  const bool all = o.suite == "all";
+  const bool defaults = o.sizes.empty();
+  p.gemm = all || o.suite == "gemm";
+  p.reduce = all || o.suite == "reduce";
+  p.integral = all || o.suite == "integral";
+  std::regex pattern;
+  try {
+    pattern = std::regex(o.variants);
+  } catch (const std::regex_error& e) {
+    throw std::invalid_argument("--variants '" + o.variants + "' is not a valid regular expression: " + e.what());
+  }
+  bool matched = false;
+  for (const std::string& n : gemm::registry().names()) matched |= p.gemm && std::regex_match(n, pattern);
+  for (const std::string& n : reduce::registry().names()) matched |= (p.reduce || p.integral) && std::regex_match(n, pattern);
+  if (!matched) {
+    throw std::invalid_argument("--variants '" + o.variants + "' matches no variant. gemm: " +
+                                joined(gemm::registry().names()) + ". reduce: " + joined(reduce::registry().names()));
+  }
+  std::vector<reduce::DType> types;
+  if (!o.types.empty())
+    for (const std::string& t : split_list(o.types)) types.push_back(reduce::parse_dtype(t));
+  if (p.gemm) {
+    p.gemm_variants = select(gemm::registry(), pattern);
+    p.gemm_sizes = parse_gemm_sizes(defaults ? "1024,2048,4096" : o.sizes);
+    p.modes = {gemm::Mode::Device};
+    if (!o.modes.empty()) {
+      p.modes.clear();
+      for (const std::string& m : split_list(o.modes)) p.modes.push_back(gemm::parse_mode(m));
+    } else if (defaults) {
+      p.extra_modes = {gemm::Mode::Pageable, gemm::Mode::Pinned, gemm::Mode::Graph, gemm::Mode::Mapped};
+    }
+  }
+  if (p.reduce || p.integral) p.reduce_variants = select(reduce::registry(), pattern);
+  if (p.reduce) {
+    p.reduce_counts = parse_counts(defaults ? "2^20,2^24,2^28" : o.sizes);
+    p.reduce_types = types.empty() ? std::vector<reduce::DType>{reduce::DType::I64, reduce::DType::F64} : types;
+  }
+  if (p.integral) {
+    p.integral_counts = parse_counts(defaults ? "100000000" : o.sizes);
+    p.integral_types = types.empty() ? std::vector<reduce::DType>{reduce::DType::F32, reduce::DType::F64} : types;
+  }
+  return p;
+}
+
+std::size_t gemm_bytes(const GemmSize& s) {
+  return 8 * (static_cast<std::size_t>(s.M) * s.K + static_cast<std::size_t>(s.K) * s.N +
+              static_cast<std::size_t>(s.M) * s.N);
+}
+
+void require_memory(const std::string& what, double need_bytes, std::size_t free_bytes) {
+  if (need_bytes > 0.9 * static_cast<double>(free_bytes)) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf, "%s needs about %.2f GiB of device memory; %.2f GiB are free", what.c_str(),
+                  need_bytes / (1 << 30), static_cast<double>(free_bytes) / (1 << 30));
+    throw std::invalid_argument(buf);
+  }
+}
+
+// Checks the sizes against the device's free memory (before any allocation), then builds the rows.
+std::vector<Row> build_rows(const Plan& p) {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  for (const GemmSize& s : p.gemm_sizes) require_memory("GEMM " + s.str(), 1.0 * gemm_bytes(s), free_bytes);
+  for (std::size_t n : p.reduce_counts)
+    for (reduce::DType t : p.reduce_types)
+      require_memory("reduction of " + std::to_string(n) + " " + reduce::to_string(t),
+                     2.2 * static_cast<double>(n) * reduce::size_of(t), free_bytes);
+  std::vector<Row> rows;
+  if (p.gemm) add_gemm_rows(rows, p.gemm_sizes, p.modes, p.extra_modes, p.gemm_variants, true);
+  if (p.reduce) add_reduce_rows(rows, p.reduce_counts, p.reduce_types, p.reduce_variants, true);
+  if (p.integral) add_integral_rows(rows, p.integral_counts, p.integral_types, p.reduce_variants);
+  return rows;
+}
+
+std::string host_cpu() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown";
+}
+
+void add_context(const DeviceFacts& d, const std::string& command_line) {
+  int cublas_version = 0;
+  CUBLAS_CHECK(cublasGetProperty(MAJOR_VERSION, &cublas_version));
+  int minor = 0, patch = 0;
+  CUBLAS_CHECK(cublasGetProperty(MINOR_VERSION, &minor));
+  CUBLAS_CHECK(cublasGetProperty(PATCH_LEVEL, &patch));
+  const ImageVerdict v = image_for_device(compiled_images(), d.cc_major, d.cc_minor);
+  benchmark::AddCustomContext("gpu_name", d.name);
+  benchmark::AddCustomContext("gpu_compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor));
+  benchmark::AddCustomContext("gpu_sm_count", std::to_string(d.sm_count));
+  benchmark::AddCustomContext("gpu_sm_clock_peak_mhz", std::to_string(d.sm_clock_khz / 1000));
+  benchmark::AddCustomContext("gpu_memory_clock_peak_mhz", std::to_string(d.mem_clock_khz / 1000));
+  benchmark::AddCustomContext("gpu_theoretical_bandwidth_gbs", std::to_string(d.theoretical_bandwidth_gbs()));
+  benchmark::AddCustomContext("cuda_driver", format_version(d.driver_version));
+  benchmark::AddCustomContext("cuda_runtime", format_version(d.runtime_version));
+  benchmark::AddCustomContext("cublas_version", std::to_string(cublas_version) + "." + std::to_string(minor) + "." +
+                                                    std::to_string(patch));
+  benchmark::AddCustomContext("cublas_config", gemm::kCublasConfig);
+  benchmark::AddCustomContext("cuda_architectures", KS_CUDA_ARCHITECTURES_SETTING);
+  benchmark::AddCustomContext("binary_images", KS_CUDA_ARCHS);
+  benchmark::AddCustomContext("binary_image_for_gpu", v.text);
+  benchmark::AddCustomContext("git_revision", KS_GIT_REVISION);
+  benchmark::AddCustomContext("build_type", KS_BUILD_TYPE);
+  benchmark::AddCustomContext("host_cpu_model", host_cpu());
+  benchmark::AddCustomContext("command_line", command_line);
+  benchmark::AddCustomContext("timing", "CUDA events; warm-up, then the median of the repetitions; L2 flushed "
+                                        "before each repetition of reductions");
+}
+
+int run(const Options& o, const std::string& command_line) {
+  const Plan plan = parse_plan(o);  // bad input is a usage error, GPU or not
+  require_device(o.device);
+  CUDA_CHECK(cudaSetDevice(o.device));
+  const DeviceFacts d = query_device(o.device);
+  std::vector<Row> rows = build_rows(plan);
+  Session session(o, d);
+  session.total = static_cast<int>(rows.size());
+  for (Row& row : rows) {
+    auto body = std::move(row.body);
+    const std::string name = row.name;
+    benchmark::RegisterBenchmark(name.c_str(), [body, name, &session](benchmark::State& st) {
+      progress(session, name);
+      NvtxRange range(name);
+      try {
+        body(st, session);
+      } catch (const std::exception& e) {
+        fail(st, session, e.what());
+      }
+    })->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+  }
+  add_context(d, command_line);
+
+  std::vector<std::string> args{"kbench"};
+  const std::string tmp = o.out.empty() ? "" : o.out + ".tmp";
+  if (!tmp.empty()) {
+    args.push_back("--benchmark_out=" + tmp);
+    args.push_back("--benchmark_out_format=json");
+  }
+  args.insert(args.end(), o.benchmark_flags.begin(), o.benchmark_flags.end());
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  int argc = static_cast<int>(argv.size());
+  benchmark::Initialize(&argc, argv.data());
+  if (benchmark::ReportUnrecognizedArguments(argc, argv.data())) return cli::kUsage;
+
+  std::unique_ptr<benchmark::BenchmarkReporter> display = make_display_reporter(o.format, d);
+  benchmark::RunSpecifiedBenchmarks(display.get());
+  benchmark::Shutdown();
+  if (!tmp.empty()) {
+    if (std::rename(tmp.c_str(), o.out.c_str()) != 0) throw std::runtime_error("cannot write " + o.out);
+    if (o.format != "json") std::fprintf(stderr, "results: %s\n", o.out.c_str());
+  }
+  return session.failed ? cli::kFailure : cli::kOk;
+}
+
+int list(const std::string& family) {
+  if (family.empty() || family == "gemm") {
+    std::cout << "gemm variants (modes: device, pageable, pinned, graph, mapped):\n";
+    for (const auto* v : gemm::registry().all())
+      std::printf("  %-16s cc>=%-4s %s\n", v->info.name.c_str(),
+                  v->info.min_cc ? std::to_string(v->info.min_cc / 10.0).substr(0, 3).c_str() : "any",
+                  v->info.summary.c_str());
+  }
+  if (family.empty() || family == "reduce") {
+    std::cout << "reduce variants (types: int32, int64, float, double; ops: sum, sumsq):\n";
+    for (const auto* v : reduce::registry().all()) {
+      std::string notes = v->input_on_host ? "host input" : "device input";
+      notes += v->info.deterministic ? ", deterministic" : ", non-deterministic";
+      if (v->integral) notes += ", integral";
+      std::printf("  %-16s cc>=%-4s %s [%s]\n", v->info.name.c_str(),
+                  v->info.min_cc ? std::to_string(v->info.min_cc / 10.0).substr(0, 3).c_str() : "any",
+                  v->info.summary.c_str(), notes.c_str());
+    }
+  }
+  return cli::kOk;
+}
+
+}  // namespace
+}  // namespace ks::bench
+
+int main(int argc, char** argv) {
+  using namespace ks::bench;
+  CLI::App app{"kbench: DGEMM and reduction variants, validated and timed against cuBLAS and CUB"};
+  app.name("kbench");
+  app.require_subcommand(1, 1);
+  std::string family;
+  auto* list_cmd = app.add_subcommand("list", "List the registered variants");
+  list_cmd->add_option("family", family, "gemm or reduce")->check(CLI::IsMember({"gemm", "reduce"}));
+  Options o;
+  auto* run_cmd = app.add_subcommand("run", "Run the benchmark suite (no options: the default suite)");
+  run_cmd->add_option("--suite", o.suite, "gemm, reduce, integral or all")
+      ->check(CLI::IsMember({"gemm", "reduce", "integral", "all"}));
+  run_cmd->add_option("--variants", o.variants, "Regular expression over variant names (the anchor always runs)");
+  run_cmd->add_option("--sizes", o.sizes,
+                      "GEMM: 1024,2048 or MxNxK; reductions/integral: counts like 1000, 2^24, 16M");
+  run_cmd->add_option("--types", o.types, "Reduction types: int32,int64,float,double");
+  run_cmd->add_option("--mode", o.modes, "GEMM launch modes: device,pageable,pinned,graph,mapped");
+  run_cmd->add_option("--block", o.block, "Threads per block for reductions")->check(CLI::IsMember({64, 128, 256, 512, 1024}));
+  run_cmd->add_option("--repetitions", o.repetitions, "Timed repetitions per row")->check(CLI::Range(1, 100000));
+  run_cmd->add_option("--warmup", o.warmup, "Untimed runs before timing")->check(CLI::Range(0, 100000));
+  run_cmd->add_flag("--no-validate", o.no_validate, "Skip validation (not recommended)");
+  run_cmd->add_option("--out", o.out, "Write Google Benchmark JSON with context to this file");
+  run_cmd->add_option("--format", o.format, "console, md, csv or json")
+      ->check(CLI::IsMember({"console", "md", "csv", "json"}));
+  run_cmd->add_option("--device", o.device, "CUDA device index")->check(CLI::NonNegativeNumber);
+  run_cmd->allow_extras();
+  try {
+    app.parse(argc, argv);
+    for (const std::string& extra : run_cmd->remaining()) {
+      if (extra.rfind("--benchmark_", 0) != 0) throw CLI::ExtrasError({extra});
+      o.benchmark_flags.push_back(extra);
+    }
+    if (o.suite == "all" && !o.sizes.empty() && o.sizes.find('x') != std::string::npos)
+      throw CLI::ValidationError("--sizes", "MxNxK sizes need --suite gemm");
+  } catch (const CLI::ParseError& e) {
+    return ks::cli::handle_parse_error(app, e);
+  }
+  if (*list_cmd) return list(family);
+  std::string command_line;
+  for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
+  try {
+    return run(o, command_line);
+  } catch (const ks::NoDeviceError& e) {
+    std::cerr << "kbench: " << e.what() << "\n";
+    return ks::cli::kFailure;
+  } catch (const std::invalid_argument& e) {
+    std::cerr << "kbench: " << e.what() << "\n";
+    return ks::cli::kUsage;
+  } catch (const std::exception& e) {
+    std::cerr << "kbench: " << e.what() << "\n";
+    return ks::cli::kFailure;
+  }
+}

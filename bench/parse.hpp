@@ -1,0 +1,27 @@
+// Parsers for kbench's size and list options. Every error is a std::invalid_argument whose message names the
+// offending text and the accepted forms; nothing here touches the GPU.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace ks::bench {
+
+struct GemmSize {
+  int M = 0, N = 0, K = 0;
+  std::string str() const;  // "MxNxK"
+};
+
+// "1024,2048,256x256x4096": a number is a square size; MxNxK a triple. Each dimension 1..2^31-1.
+std::vector<GemmSize> parse_gemm_sizes(const std::string& text);
+
+// "1000,2^24,16M,1G": plain counts, powers of two (2^E), and binary suffixes K, M, G (2^10, 2^20, 2^30).
+// Each count 1..2^40.
+std::vector<std::size_t> parse_counts(const std::string& text);
+
+// Splits on commas, trims spaces, rejects empty items.
+std::vector<std::string> split_list(const std::string& text);
+
+}  // namespace ks::bench

@@ -1,0 +1,30 @@
+// kbench's display: a table of rows (console or markdown), or Google Benchmark's own CSV/JSON reporters.
+#pragma once
+
+#include "common/device_info.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <memory>
+#include <string>
+
+namespace ks::bench {
+
+std::unique_ptr<benchmark::BenchmarkReporter> make_display_reporter(const std::string& format, const DeviceFacts& d);
+
+// One row as displayed: what the table reporter reads off a benchmark run.
+struct TableRow {
+  std::string name;
+  double median_ms = 0;
+  std::string rate_name;  // TFLOP/s, GB/s or Gpoints/s
+  double rate = 0;
+  double vs_anchor = -1;  // < 0: none
+  std::string error;
+};
+
+enum class TableFormat { Console, Markdown, Csv };
+
+// Renders rows as aligned console text, a markdown table, or CSV.
+std::string render_table(const std::vector<TableRow>& rows, TableFormat format);
+
+}  // namespace ks::bench

@@ -1,0 +1,50 @@
+#include "bench/parse.hpp"
+#include "bench/report.hpp"
+
+#include <gtest/gtest.h>
+
+namespace ks::bench {
+namespace {
+
+TEST(ParseCounts, PlainPowersAndSuffixes) {
+  EXPECT_EQ(parse_counts("1000"), (std::vector<std::size_t>{1000}));
+  EXPECT_EQ(parse_counts("2^24, 16M,1k,1G"),
+            (std::vector<std::size_t>{1u << 24, 16u << 20, 1024, std::size_t(1) << 30}));
+}
+
+TEST(ParseCounts, RejectsMalformedZeroNegativeAndHuge) {
+  for (const char* bad : {"", "0", "-5", "1e30", "2^64", "2^41", "18446744073709551616", "12Q", "1,,2", "1,",
+                          "abc", "2^", "M", "1.5", "4096x4096", "\xc3\xa9", " "})
+    EXPECT_THROW(parse_counts(bad), std::invalid_argument) << bad;
+}
+
+TEST(ParseGemmSizes, SquaresAndTriples) {
+  const auto s = parse_gemm_sizes("1024,256x512x4096");
+  ASSERT_EQ(s.size(), 2u);
+  EXPECT_EQ(s[0].str(), "1024x1024x1024");
+  EXPECT_EQ(s[1].M, 256);
+  EXPECT_EQ(s[1].N, 512);
+  EXPECT_EQ(s[1].K, 4096);
+}
+
+TEST(ParseGemmSizes, RejectsBadForms) {
+  for (const char* bad : {"0", "1x2", "1x2x3x4", "1xx2", "x1x2", "1x2x", "-4", "2147483648", "4096,", "a",
+                          "1e3"})
+    EXPECT_THROW(parse_gemm_sizes(bad), std::invalid_argument) << bad;
+}
+
+TEST(RenderTable, MarkdownConsoleAndCsv) {
+  const std::vector<TableRow> rows{{"gemm/cublas/device/4096x4096x4096", 2.5, "TFLOP/s", 55.0, 1.0, ""},
+                                   {"gemm/naive/device/4096x4096x4096", 250, "TFLOP/s", 0.55, 0.01, ""},
+                                   {"gemm/dmma/device/4096x4096x4096", 0, "", 0, -1, "skipped: needs 8.0"}};
+  const std::string md = render_table(rows, TableFormat::Markdown);
+  EXPECT_NE(md.find("| gemm/naive/device/4096x4096x4096 | 250 | 0.55 TFLOP/s | 1.0% |"), std::string::npos) << md;
+  EXPECT_NE(md.find("skipped: needs 8.0"), std::string::npos);
+  const std::string csv = render_table(rows, TableFormat::Csv);
+  EXPECT_NE(csv.find("gemm/cublas/device/4096x4096x4096,2.5,55,TFLOP/s,1,"), std::string::npos) << csv;
+  const std::string console = render_table(rows, TableFormat::Console);
+  EXPECT_NE(console.find("100.0%"), std::string::npos) << console;
+}
+
+}  // namespace
+}  // namespace ks::bench
