@@ -43,8 +43,10 @@ if [ "$what" = test ]; then
   ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@" 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
   set -e
-  total=$(sed -n 's/.*tests failed out of \([0-9]*\).*/\1/p' "$log" | tail -1)
+  # "100% tests passed, 0 tests failed out of N" (CMake 3) or "100% tests passed out of N" (CMake 4)
+  total=$(sed -n 's/.*tests passed.* out of \([0-9]*\).*/\1/p' "$log" | tail -1)
   failed=$(sed -n 's/.* \([0-9]*\) tests failed out of.*/\1/p' "$log" | tail -1)
+  failed=${failed:-0}
   skipped=$(grep -c '(Skipped)$' "$log" || true)
   if [ -n "$total" ]; then
     echo "tests: $((total - failed - skipped)) passed, $failed failed, $skipped skipped"

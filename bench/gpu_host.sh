@@ -8,6 +8,7 @@
 #   bench [kbench run args]   kbench run, JSON to $OUT/results.json, markdown table to $OUT/table.md
 #   sass               registers/spills of every kernel and the SASS opcode mix, to $OUT/resources.txt
 # Example: bench/gpu_host.sh build test cc bench
+# The host copy has no .git: `git describe --always --dirty > .gpu/revision` beforehand records the revision.
 set -uo pipefail
 cd "$(dirname "$0")/.."
 out=${OUT:-$PWD/out}
@@ -23,7 +24,8 @@ while [ $# -gt 0 ]; do
   echo "=== $step ${args[*]:-}"
   case "$step" in
     build)
-      { cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release && cmake --build "$build" -j"$(nproc)"; } \
+      rev=$(cat .gpu/revision 2>/dev/null || echo unknown)
+      { cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DKS_GIT_REVISION_OVERRIDE="$rev" && cmake --build "$build" -j"$(nproc)"; } \
         >"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
       grep -E "CUDA architectures" "$out/build.log" ;;
     test)

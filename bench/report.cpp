@@ -34,6 +34,11 @@ class TableReporter : public benchmark::BenchmarkReporter {
     for (const Run& r : runs) {
       TableRow row;
       row.name = r.benchmark_name();
+      // Google Benchmark appends the run's settings; the table shows the row's own name.
+      for (const char* suffix : {"/iterations:", "/manual_time"}) {
+        const auto at = row.name.find(suffix);
+        if (at != std::string::npos) row.name.erase(at);
+      }
       row.error = error_text(r, 0);
       row.median_ms = r.GetAdjustedRealTime();
       for (const char* rate : {"TFLOP/s", "GB/s", "Gpoints/s"}) {
