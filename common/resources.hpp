@@ -134,6 +134,14 @@ class MappedBuffer : public Buffer<T, detail::HostFree> {
   T* device_ = nullptr;
 };
 
+// A host-to-device copy that has landed when this returns. cudaMemcpy from pageable memory may return once
+// the data is staged, before its DMA completes, and the suite's streams are non-blocking, so they do not wait
+// for it: work enqueued next on them could run first. Setup code (untimed) uploads through this.
+inline void upload_now(void* dst, const void* src, std::size_t bytes) {
+  CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaDeviceSynchronize());
+}
+
 class Stream : public detail::UniqueHandle<cudaStream_t, detail::StreamDestroy> {
  public:
   Stream() : UniqueHandle(create()) {}

@@ -69,8 +69,8 @@ struct Runner::Impl {
     dB = DeviceBuffer<double>(b);
     dC = DeviceBuffer<double>(cc);
     if (mode == Mode::Device) {
-      CUDA_CHECK(cudaMemcpy(dA.data(), p.A.data(), a * sizeof(double), cudaMemcpyHostToDevice));
-      CUDA_CHECK(cudaMemcpy(dB.data(), p.B.data(), b * sizeof(double), cudaMemcpyHostToDevice));
+      upload_now(dA.data(), p.A.data(), a * sizeof(double));
+      upload_now(dB.data(), p.B.data(), b * sizeof(double));
     } else if (mode == Mode::Pageable) {
       pageableC = p.C0;
     } else {  // Pinned, Graph
@@ -99,6 +99,10 @@ struct Runner::Impl {
   }
 
   void capture() {
+    // One launch outside the capture first: a variant's lazily created resources (the cuBLAS handle and its
+    // workspace) cannot be created while the stream is capturing. Its result is discarded.
+    variant.launch(args(dA.data(), dB.data(), dC.data()), ctx);
+    CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
     const auto t0 = std::chrono::steady_clock::now();
     cudaGraph_t g = nullptr;
     CUDA_CHECK(cudaStreamBeginCapture(ctx.stream(), cudaStreamCaptureModeThreadLocal));
@@ -135,9 +139,9 @@ struct Runner::Impl {
     // Device mode starts from C's initial value in device memory; the copy modes upload it themselves,
     // so their device C starts poisoned.
     if (mode == Mode::Device) {
-      CUDA_CHECK(cudaMemcpy(dC.data(), start.data(), dC.bytes(), cudaMemcpyHostToDevice));
+      upload_now(dC.data(), start.data(), dC.bytes());
     } else if (mode != Mode::Mapped) {
-      CUDA_CHECK(cudaMemcpy(dC.data(), nan.data(), dC.bytes(), cudaMemcpyHostToDevice));
+      upload_now(dC.data(), nan.data(), dC.bytes());
     }
     if (double* h = host_c()) std::memcpy(h, start.data(), count(start) * sizeof(double));
   }

@@ -23,7 +23,7 @@ ReduceData::ReduceData(DType t, Op op, std::size_t n, std::uint64_t seed)
 const void* ReduceData::device() {
   if (device_.empty()) {
     device_ = DeviceBuffer<unsigned char>(host_.size());
-    CUDA_CHECK(cudaMemcpy(device_.data(), host_.data(), host_.size(), cudaMemcpyHostToDevice));
+    upload_now(device_.data(), host_.data(), host_.size());
   }
   return device_.data();
 }
@@ -51,7 +51,7 @@ void ReduceRunner::reset_output() {
   const std::int64_t poison_bits = data_.dtype() == DType::F32   ? 0x7fc000007fc00000ll  // NaN as float
                                    : data_.dtype() == DType::F64 ? 0x7ff8000000000000ll  // NaN as double
                                                                  : poison_value<std::int64_t>();
-  CUDA_CHECK(cudaMemcpy(out_.data(), &poison_bits, sizeof poison_bits, cudaMemcpyHostToDevice));
+  upload_now(out_.data(), &poison_bits, sizeof poison_bits);
 }
 
 void ReduceRunner::run() { reduce::run(v_, call_, ctx_); }
