@@ -7,6 +7,7 @@
 // the median of the repetitions, the L2 flushed before each repetition of memory-bound work), and reported
 // with its rate and its ratio to the anchor (cuBLAS / CUB) measured in the same process.
 // Exit codes: 0 all rows valid, 1 a row failed or no GPU, 2 bad usage.
+#include "bench/ceilings.hpp"
 #include "bench/cli.hpp"
 #include "bench/parse.hpp"
 #include "bench/report.hpp"
@@ -92,6 +93,7 @@ struct Session {
   Stream stream;
   ExecContext ctx{stream.get()};
   L2Flusher flusher;
+  Ceilings ceilings;
   std::map<std::string, double> anchor_ms;  // anchor group -> anchor's median
   int total = 0, started = 0;
   bool failed = false;
@@ -135,9 +137,10 @@ void skip(benchmark::State& st, const std::string& why) {
   }
 }
 
-// Reports `stats` as the row's time (the median) and its counters.
+// Reports `stats` as the row's time (the median) and its counters: the rate at the median, the ratio to
+// the group's anchor, and the fraction of `ceiling` (same unit as the rate; 0: none applies).
 void report(benchmark::State& st, Session& s, const RowKey& row, const TimingStats& t, const std::string& rate_name,
-            double rate_numerator) {
+            double rate_numerator, double ceiling) {
   for (auto _ : st) st.SetIterationTime(t.median_ms / 1e3);
   st.counters["min_ms"] = t.min_ms;
   st.counters["max_ms"] = t.max_ms;
@@ -146,6 +149,7 @@ void report(benchmark::State& st, Session& s, const RowKey& row, const TimingSta
   if (row.anchor) s.anchor_ms[row.group] = t.median_ms;
   const auto it = s.anchor_ms.find(row.group);
   if (it != s.anchor_ms.end()) st.counters["vs_anchor"] = it->second / t.median_ms;
+  if (ceiling > 0) st.counters["of_ceiling"] = rate_numerator / (t.median_ms / 1e3) / ceiling;
 }
 
 TimingOptions timing(const Session& s, int max_reps = 1 << 30) {
@@ -196,7 +200,8 @@ void add_gemm_rows(std::vector<Row>& rows, const std::vector<GemmSize>& sizes,
           const TimingStats t = time_on_stream(s.stream.get(), timing(s, mode == gemm::Mode::Mapped ? 3 : 1 << 30),
                                                [&] { runner.run(); });
           if (!s.opt.no_validate && !validate("after timing")) return;
-          report(st, s, key, t, "TFLOP/s", gemm::flops(size.M, size.N, size.K) / 1e12);
+          // The FP64 FMA ceiling: variants on the tensor cores (cuBLAS on sm_80+) can exceed it.
+          report(st, s, key, t, "TFLOP/s", gemm::flops(size.M, size.N, size.K) / 1e12, s.ceilings.fp64_fma_tflops);
           if (mode == gemm::Mode::Graph) st.counters["graph_setup_ms"] = runner.setup_ms();
         };
         rows.push_back(std::move(row));
@@ -216,8 +221,8 @@ void add_gemm_rows(std::vector<Row>& rows, const std::vector<GemmSize>& sizes,
           c.noalias() = p.A * p.B;
           samples.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
         }
-        report(st, s, key, TimingStats::from_samples(samples), "TFLOP/s",
-               gemm::flops(size.M, size.N, size.K) / 1e12);
+        report(st, s, key, TimingStats::from_samples(samples), "TFLOP/s", gemm::flops(size.M, size.N, size.K) / 1e12,
+               0);
       };
       rows.push_back(std::move(row));
     }
@@ -254,7 +259,8 @@ void add_reduce_rows(std::vector<Row>& rows, const std::vector<std::size_t>& cou
           const TimingStats tm = time_on_stream(s.stream.get(), timing(s), [&] { runner.run(); },
                                                 [&] { s.flusher.flush(s.stream.get()); });
           if (!s.opt.no_validate && !validate("after timing")) return;
-          report(st, s, key, tm, "GB/s", static_cast<double>(data.bytes()) / 1e9);
+          report(st, s, key, tm, "GB/s", static_cast<double>(data.bytes()) / 1e9,
+                 v->input_on_host ? s.ceilings.h2d_pinned_gbs : s.ceilings.device_bandwidth_gbs);
         };
         rows.push_back(std::move(row));
       }
@@ -283,7 +289,7 @@ void add_reduce_rows(std::vector<Row>& rows, const std::vector<std::size_t>& cou
             v.f = result;
             const reduce::ReduceCheck c = reduce::check_result(data.reference(), v, data.n(), data.seed());
             if (!c.ok) return fail(st, s, "validation failed: " + c.report);
-            report(st, s, key, TimingStats::from_samples(samples), "GB/s", static_cast<double>(data.bytes()) / 1e9);
+            report(st, s, key, TimingStats::from_samples(samples), "GB/s", static_cast<double>(data.bytes()) / 1e9, 0);
           };
           rows.push_back(std::move(row));
         }
@@ -313,7 +319,7 @@ void add_integral_rows(std::vector<Row>& rows, const std::vector<std::size_t>& c
           const reduce::IntegralResult r = runner.check();
           if (!s.opt.no_validate && !r.ok) return fail(st, s, "validation failed: " + r.report);
           const TimingStats tm = time_on_stream(s.stream.get(), timing(s), [&] { runner.run(); });
-          report(st, s, key, tm, "Gpoints/s", static_cast<double>(n) / 1e9);
+          report(st, s, key, tm, "Gpoints/s", static_cast<double>(n) / 1e9, 0);
           st.counters["rel_error"] = r.error / std::fabs(r.exact);
         };
         rows.push_back(std::move(row));
@@ -472,6 +478,12 @@ int run(const Options& o, const std::string& command_line) {
   std::vector<Row> rows = build_rows(plan);
   Session session(o, d);
   session.total = static_cast<int>(rows.size());
+  session.ceilings = measure_ceilings(session.stream.get(), 10);
+  if (o.format != "json" && o.format != "csv")
+    std::fprintf(stderr,
+                 "ceilings: device bandwidth %.0f GB/s, FP64 FMA %.1f TFLOP/s, H2D pinned %.1f GB/s, pageable %.1f GB/s\n",
+                 session.ceilings.device_bandwidth_gbs, session.ceilings.fp64_fma_tflops,
+                 session.ceilings.h2d_pinned_gbs, session.ceilings.h2d_pageable_gbs);
   for (Row& row : rows) {
     auto body = std::move(row.body);
     const std::string name = row.name;
@@ -486,6 +498,10 @@ int run(const Options& o, const std::string& command_line) {
     })->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
   }
   add_context(d, command_line);
+  benchmark::AddCustomContext("ceiling_device_bandwidth_gbs", std::to_string(session.ceilings.device_bandwidth_gbs));
+  benchmark::AddCustomContext("ceiling_fp64_fma_tflops", std::to_string(session.ceilings.fp64_fma_tflops));
+  benchmark::AddCustomContext("ceiling_h2d_pinned_gbs", std::to_string(session.ceilings.h2d_pinned_gbs));
+  benchmark::AddCustomContext("ceiling_h2d_pageable_gbs", std::to_string(session.ceilings.h2d_pageable_gbs));
 
   std::vector<std::string> args{"kbench"};
   const std::string tmp = o.out.empty() ? "" : o.out + ".tmp";

@@ -50,6 +50,8 @@ class TableReporter : public benchmark::BenchmarkReporter {
       }
       const auto a = r.counters.find("vs_anchor");
       if (a != r.counters.end()) row.vs_anchor = a->second.value;
+      const auto c = r.counters.find("of_ceiling");
+      if (c != r.counters.end()) row.of_ceiling = c->second.value;
       rows_.push_back(row);
     }
   }
@@ -80,29 +82,32 @@ std::string render_table(const std::vector<TableRow>& rows, TableFormat format) 
   std::ostringstream os;
   char buf[512];
   if (format == TableFormat::Csv) {
-    os << "row,median_ms,rate,rate_unit,vs_anchor,error\n";
+    os << "row,median_ms,rate,rate_unit,vs_anchor,of_ceiling,error\n";
     for (const TableRow& r : rows) {
       os << csv_field(r.name) << ",";
       if (r.error.empty()) {
         std::snprintf(buf, sizeof buf, "%.6g,%.6g,%s,", r.median_ms, r.rate, r.rate_name.c_str());
         os << buf;
         if (r.vs_anchor >= 0) os << r.vs_anchor;
+        os << ",";
+        if (r.of_ceiling >= 0) os << r.of_ceiling;
         os << ",\n";
       } else {
-        os << ",,,," << csv_field(r.error) << "\n";
+        os << ",,,,," << csv_field(r.error) << "\n";
       }
     }
     return os.str();
   }
   const bool markdown = format == TableFormat::Markdown;
   if (markdown) {
-    os << "| row | median ms | rate | % of anchor |\n|---|---:|---:|---:|\n";
+    os << "| row | median ms | rate | % of anchor | % of ceiling |\n|---|---:|---:|---:|---:|\n";
   } else {
-    std::snprintf(buf, sizeof buf, "%-52s %12s %18s %12s\n", "row", "median ms", "rate", "% of anchor");
+    std::snprintf(buf, sizeof buf, "%-52s %12s %18s %12s %13s\n", "row", "median ms", "rate", "% of anchor",
+                  "% of ceiling");
     os << buf;
   }
   for (const TableRow& r : rows) {
-    std::string rate, ms, pct;
+    std::string rate, ms, pct, ceil;
     if (r.error.empty()) {
       std::snprintf(buf, sizeof buf, "%.4g", r.median_ms);
       ms = buf;
@@ -112,15 +117,20 @@ std::string render_table(const std::vector<TableRow>& rows, TableFormat format) 
         std::snprintf(buf, sizeof buf, "%.1f%%", 100 * r.vs_anchor);
         pct = buf;
       }
+      if (r.of_ceiling >= 0) {
+        std::snprintf(buf, sizeof buf, "%.1f%%", 100 * r.of_ceiling);
+        ceil = buf;
+      }
     } else {
       ms = r.error;
     }
     if (markdown) {
-      os << "| " << r.name << " | " << ms << " | " << rate << " | " << pct << " |\n";
+      os << "| " << r.name << " | " << ms << " | " << rate << " | " << pct << " | " << ceil << " |\n";
     } else if (!r.error.empty()) {
       os << r.name << "  " << r.error << "\n";
     } else {
-      std::snprintf(buf, sizeof buf, "%-52s %12s %18s %12s\n", r.name.c_str(), ms.c_str(), rate.c_str(), pct.c_str());
+      std::snprintf(buf, sizeof buf, "%-52s %12s %18s %12s %13s\n", r.name.c_str(), ms.c_str(), rate.c_str(),
+                    pct.c_str(), ceil.c_str());
       os << buf;
     }
   }

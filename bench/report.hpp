@@ -18,7 +18,8 @@ struct TableRow {
   double median_ms = 0;
   std::string rate_name;  // TFLOP/s, GB/s or Gpoints/s
   double rate = 0;
-  double vs_anchor = -1;  // < 0: none
+  double vs_anchor = -1;   // < 0: none
+  double of_ceiling = -1;  // < 0: none
   std::string error;
 };
 

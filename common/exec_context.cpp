@@ -35,6 +35,15 @@ void* ExecContext::pinned_scratch(std::size_t bytes) {
   return pinned_scratch_.data();
 }
 
+unsigned* ExecContext::zeroed_counters(std::size_t count) {
+  if (counters_.size() < count) {
+    CUDA_CHECK(cudaStreamSynchronize(stream_));
+    counters_ = DeviceBuffer<unsigned>(count);
+    CUDA_CHECK(cudaMemsetAsync(counters_.data(), 0, counters_.bytes(), stream_));
+  }
+  return counters_.data();
+}
+
 const std::vector<Stream>& ExecContext::extra_streams(std::size_t count) {
   while (streams_.size() < count) streams_.emplace_back();
   return streams_;

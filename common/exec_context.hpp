@@ -26,6 +26,9 @@ class ExecContext {
   void* device_scratch(std::size_t bytes);
   // Pinned host scratch of at least `bytes`; grows likewise.
   void* pinned_scratch(std::size_t bytes);
+  // `count` 32-bit device counters, zeroed once when first allocated. Kernels that use them must leave them
+  // zero when they finish (self-resetting), so no memset is needed per launch.
+  unsigned* zeroed_counters(std::size_t count);
   // `count` non-blocking streams besides stream(), created on first use.
   const std::vector<Stream>& extra_streams(std::size_t count);
   // Events for ordering extra streams against stream(), created on first use.
@@ -37,6 +40,7 @@ class ExecContext {
   DeviceBuffer<unsigned char> cublas_workspace_;
   DeviceBuffer<std::max_align_t> device_scratch_;
   PinnedBuffer<std::max_align_t> pinned_scratch_;
+  DeviceBuffer<unsigned> counters_;
   std::vector<Stream> streams_;
   std::vector<Event> events_;
 };

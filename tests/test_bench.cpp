@@ -34,14 +34,15 @@ TEST(ParseGemmSizes, RejectsBadForms) {
 }
 
 TEST(RenderTable, MarkdownConsoleAndCsv) {
-  const std::vector<TableRow> rows{{"gemm/cublas/device/4096x4096x4096", 2.5, "TFLOP/s", 55.0, 1.0, ""},
-                                   {"gemm/naive/device/4096x4096x4096", 250, "TFLOP/s", 0.55, 0.01, ""},
-                                   {"gemm/dmma/device/4096x4096x4096", 0, "", 0, -1, "skipped: needs 8.0"}};
+  const std::vector<TableRow> rows{{"gemm/cublas/device/4096x4096x4096", 2.5, "TFLOP/s", 55.0, 1.0, 1.65, ""},
+                                   {"gemm/naive/device/4096x4096x4096", 250, "TFLOP/s", 0.55, 0.01, 0.016, ""},
+                                   {"gemm/dmma/device/4096x4096x4096", 0, "", 0, -1, -1, "skipped: needs 8.0"}};
   const std::string md = render_table(rows, TableFormat::Markdown);
-  EXPECT_NE(md.find("| gemm/naive/device/4096x4096x4096 | 250 | 0.55 TFLOP/s | 1.0% |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| gemm/naive/device/4096x4096x4096 | 250 | 0.55 TFLOP/s | 1.0% | 1.6% |"), std::string::npos)
+      << md;
   EXPECT_NE(md.find("skipped: needs 8.0"), std::string::npos);
   const std::string csv = render_table(rows, TableFormat::Csv);
-  EXPECT_NE(csv.find("gemm/cublas/device/4096x4096x4096,2.5,55,TFLOP/s,1,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("gemm/cublas/device/4096x4096x4096,2.5,55,TFLOP/s,1,1.65,"), std::string::npos) << csv;
   const std::string console = render_table(rows, TableFormat::Console);
   EXPECT_NE(console.find("100.0%"), std::string::npos) << console;
 }

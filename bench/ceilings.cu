@@ -1,0 +1,89 @@
+#include "bench/ceilings.hpp"
+
+#include "common/resources.hpp"
+#include "common/timing.hpp"
+
+#include <vector>
+
+namespace ks::bench {
+namespace {
+
+__global__ void elementwise_kernel(const float4* __restrict__ x, float4* __restrict__ y, std::size_t n4, float a,
+                                   float b, float c) {
+  for (std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x; i < n4;
+       i += static_cast<std::size_t>(gridDim.x) * blockDim.x) {
+    const float4 v = x[i];
+    y[i] = make_float4(a * v.x * v.x + b * v.x + c, a * v.y * v.y + b * v.y + c, a * v.z * v.z + b * v.z + c,
+                       a * v.w * v.w + b * v.w + c);
+  }
+}
+
+constexpr int kChains = 8;
+constexpr int kFmaIterations = 4096;
+
+// kChains independent dependency chains per thread keep the FP64 pipes busy; the result is stored only if
+// it is an impossible value, so the compiler keeps the work and memory sees nothing.
+__global__ void dfma_kernel(double seed, double* sink) {
+  double r[kChains];
+#pragma unroll
+  for (int k = 0; k < kChains; ++k) r[k] = seed + threadIdx.x + k;
+  const double m = 0.999999, c = 1e-7;
+  for (int i = 0; i < kFmaIterations; ++i) {
+#pragma unroll
+    for (int k = 0; k < kChains; ++k) r[k] = fma(r[k], m, c);
+  }
+  double s = 0;
+#pragma unroll
+  for (int k = 0; k < kChains; ++k) s += r[k];
+  if (s == -1.0) *sink = s;
+}
+
+}  // namespace
+
+Ceilings measure_ceilings(cudaStream_t stream, int repetitions) {
+  Ceilings c;
+  const TimingOptions opt{2, repetitions};
+  int dev = 0, sms = 0, threads_per_sm = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
+
+  const std::size_t n = std::size_t(1) << 28;
+  {
+    DeviceBuffer<float> x(n), y(n);
+    CUDA_CHECK(cudaMemsetAsync(x.data(), 0, x.bytes(), stream));
+    const int grid = sms * (threads_per_sm / 256);
+    const TimingStats t = time_on_stream(stream, opt, [&] {
+      elementwise_kernel<<<grid, 256, 0, stream>>>(reinterpret_cast<const float4*>(x.data()),
+                                                   reinterpret_cast<float4*>(y.data()), n / 4, 0.5f, 0.25f, 1.0f);
+      CUDA_CHECK_LAUNCH();
+    });
+    c.device_bandwidth_gbs = 2.0 * n * sizeof(float) / (t.median_ms * 1e6);
+  }
+  {
+    DeviceBuffer<double> sink(1);
+    const int grid = sms * (threads_per_sm / 256);
+    const TimingStats t = time_on_stream(stream, opt, [&] {
+      dfma_kernel<<<grid, 256, 0, stream>>>(1.0, sink.data());
+      CUDA_CHECK_LAUNCH();
+    });
+    c.fp64_fma_tflops = 2.0 * grid * 256.0 * kChains * kFmaIterations / (t.median_ms * 1e9);
+  }
+  {
+    const std::size_t bytes = std::size_t(256) << 20;
+    DeviceBuffer<unsigned char> d(bytes);
+    PinnedBuffer<unsigned char> pinned(bytes);
+    std::vector<unsigned char> pageable(bytes, 1);
+    const TimingStats tp = time_on_stream(stream, opt, [&] {
+      CUDA_CHECK(cudaMemcpyAsync(d.data(), pinned.data(), bytes, cudaMemcpyHostToDevice, stream));
+    });
+    const TimingStats tq = time_on_stream(stream, opt, [&] {
+      CUDA_CHECK(cudaMemcpyAsync(d.data(), pageable.data(), bytes, cudaMemcpyHostToDevice, stream));
+    });
+    c.h2d_pinned_gbs = bytes / (tp.median_ms * 1e6);
+    c.h2d_pageable_gbs = bytes / (tq.median_ms * 1e6);
+  }
+  return c;
+}
+
+}  // namespace ks::bench

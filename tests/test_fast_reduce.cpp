@@ -1,0 +1,125 @@
+// The fast reductions' own demands: any element-aligned start, every internal boundary, bitwise
+// reproducibility, and the compensated variant's accuracy on ill-conditioned input.
+#include "reduce/reduce.hpp"
+#include "reduce/reference.hpp"
+#include "reduce/runner.hpp"
+#include "gpu_test.hpp"
+
+#include "common/random.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <random>
+#include <set>
+
+namespace ks::reduce {
+namespace {
+
+// Lengths around the vector width, the per-thread unrolled step, the block's and the resident grid's share.
+std::vector<std::size_t> boundary_lengths(DType t) {
+  const std::size_t w = 16 / size_of(t);
+  int dev = 0, sms = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  std::set<std::size_t> n;
+  for (std::size_t base : {w, 4 * w, 256 * w, 1024 * w, std::size_t(sms) * 1024 * w, std::size_t(sms) * 8 * 1024 * w})
+    for (std::size_t k : {base - 1, base, base + 1, 2 * base + 1})
+      if (k >= 1) n.insert(k);
+  for (std::size_t k = 1; k <= 2 * w + 1; ++k) n.insert(k);
+  return {n.begin(), n.end()};
+}
+
+class FastReduce : public ::testing::TestWithParam<std::tuple<std::string, DType>> {};
+
+TEST_P(FastReduce, AnyStartAndLengthMatchesTheReference) {
+  KS_REQUIRE_GPU();
+  const ReduceVariant& v = *registry().find(std::get<0>(GetParam()));
+  const DType t = std::get<1>(GetParam());
+  const auto lengths = boundary_lengths(t);
+  const std::size_t max_n = lengths.back();
+  Stream stream;
+  ExecContext ctx(stream.get());
+  DeviceBuffer<std::int64_t> out(1);
+  for (Op op : {Op::Sum, Op::SumSquares}) {
+    ReduceData data(t, op, max_n + 16, choose_seed());
+    const auto* host = static_cast<const unsigned char*>(data.host());
+    const auto* dev = static_cast<const unsigned char*>(data.device());
+    for (std::size_t n : lengths) {
+      for (std::size_t offset = 0; offset < 16; ++offset) {
+        if (n > 100000 && offset % 4 != 1) continue;  // large lengths: a few offsets suffice
+        const Reference ref = host_reference(t, op, host + offset * size_of(t), n);
+        run(v, ReduceCall{t, op, dev + offset * size_of(t), n, out.data(), 256}, ctx);
+        std::int64_t bits = 0;
+        CUDA_CHECK(cudaMemcpyAsync(&bits, out.data(), sizeof bits, cudaMemcpyDeviceToHost, stream.get()));
+        stream.synchronize();
+        const ReduceCheck c = check_result(ref, value_from_bytes(t, &bits), n, data.seed());
+        ASSERT_TRUE(c.ok) << v.info.name << " " << to_string(op) << " n " << n << " offset " << offset << ": "
+                          << c.report;
+      }
+    }
+  }
+}
+
+TEST_P(FastReduce, HundredRunsAreBitwiseIdentical) {
+  KS_REQUIRE_GPU();
+  const ReduceVariant& v = *registry().find(std::get<0>(GetParam()));
+  const DType t = std::get<1>(GetParam());
+  Stream stream;
+  ExecContext ctx(stream.get());
+  ReduceData data(t, Op::Sum, (1u << 24) + 3, choose_seed());
+  ReduceRunner r(v, data, 256, ctx);
+  r.reset_output();
+  r.run();
+  const Value first = r.result();
+  ASSERT_TRUE(r.check().ok) << r.check().report;
+  for (int i = 0; i < 100; ++i) {
+    r.reset_output();
+    r.run();
+    const Value again = r.result();
+    ASSERT_TRUE(again.bitwise_equal(first)) << "run " << i << ": " << again.str() << " vs " << first.str();
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, FastReduce,
+                         ::testing::Combine(::testing::Values("fast", "fast_compensated"),
+                                            ::testing::ValuesIn(all_dtypes())),
+                         [](const ::testing::TestParamInfo<std::tuple<std::string, DType>>& info) {
+                           return std::get<0>(info.param) + "_" + to_string(std::get<1>(info.param));
+                         });
+
+TEST(FastCompensated, WithinAFewUlpOnIllConditionedInput) {
+  KS_REQUIRE_GPU();
+  // Pairs +a, -a with |a| up to 1e4 hide a small sum (|S| ~ 1e2-1e3) among cancelling large terms:
+  // condition number sum|x| / |S| ~ 1e7.
+  const std::size_t pairs = 1u << 20;
+  const std::uint64_t seed = choose_seed();
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> big(-1e4, 1e4), small(-1, 1);
+  std::vector<double> x;
+  x.reserve(3 * pairs);
+  for (std::size_t i = 0; i < pairs; ++i) {
+    const double a = big(rng);
+    x.push_back(a);
+    x.push_back(small(rng));
+    x.push_back(-a);
+  }
+  std::shuffle(x.begin(), x.end(), rng);
+  const long double exact = host_reference(DType::F64, Op::Sum, x.data(), x.size()).exact;
+  DeviceBuffer<double> dx(x.size());
+  upload_now(dx.data(), x.data(), x.size() * sizeof(double));
+  Stream stream;
+  ExecContext ctx(stream.get());
+  DeviceBuffer<double> out(1);
+  double got = 0;
+  run(*registry().find("fast_compensated"), ReduceCall{DType::F64, Op::Sum, dx.data(), x.size(), out.data(), 256}, ctx);
+  CUDA_CHECK(cudaMemcpyAsync(&got, out.data(), sizeof got, cudaMemcpyDeviceToHost, stream.get()));
+  stream.synchronize();
+  const double ulp = std::nextafter(std::fabs(static_cast<double>(exact)), INFINITY) - std::fabs(static_cast<double>(exact));
+  const double err_ulps = std::fabs(static_cast<long double>(got) - exact) / ulp;
+  EXPECT_LE(err_ulps, 4.0) << "got " << got << ", exact " << static_cast<double>(exact) << " (seed " << seed << ")";
+  std::cout << "fast_compensated: " << err_ulps << " ulp from the exact sum\n";
+}
+
+}  // namespace
+}  // namespace ks::reduce
