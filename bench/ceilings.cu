@@ -18,6 +18,22 @@ __global__ void elementwise_kernel(const float4* __restrict__ x, float4* __restr
   }
 }
 
+// Streams through x with four independent 16-byte loads in flight per thread; stores only an impossible value.
+__global__ void read_kernel(const uint4* __restrict__ x, std::size_t n16, unsigned* sink) {
+  unsigned acc = 0;
+  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * blockDim.x;
+  std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  for (; i + 3 * stride < n16; i += 4 * stride) {
+    uint4 v[4];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) v[u] = x[i + u * stride];
+#pragma unroll
+    for (int u = 0; u < 4; ++u) acc ^= v[u].x ^ v[u].y ^ v[u].z ^ v[u].w;
+  }
+  for (; i < n16; i += stride) acc ^= x[i].x ^ x[i].y ^ x[i].z ^ x[i].w;
+  if (acc == 0x9e3779b9u) *sink = acc;
+}
+
 constexpr int kChains = 8;
 constexpr int kFmaIterations = 4096;
 
@@ -59,6 +75,20 @@ Ceilings measure_ceilings(cudaStream_t stream, int repetitions) {
       CUDA_CHECK_LAUNCH();
     });
     c.device_bandwidth_gbs = 2.0 * n * sizeof(float) / (t.median_ms * 1e6);
+  }
+  {
+    const std::size_t bytes = std::size_t(2) << 30;
+    DeviceBuffer<uint4> x(bytes / sizeof(uint4));
+    DeviceBuffer<unsigned> sink(1);
+    CUDA_CHECK(cudaMemsetAsync(x.data(), 1, x.bytes(), stream));
+    int per_sm = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, read_kernel, 256, 0));
+    const int grid = sms * per_sm;
+    const TimingStats t = time_on_stream(stream, opt, [&] {
+      read_kernel<<<grid, 256, 0, stream>>>(x.data(), x.size(), sink.data());
+      CUDA_CHECK_LAUNCH();
+    });
+    c.device_read_bandwidth_gbs = bytes / (t.median_ms * 1e6);
   }
   {
     DeviceBuffer<double> sink(1);
