@@ -58,7 +58,8 @@ __global__ void dfma_kernel(double seed, double* sink) {
 
 Ceilings measure_ceilings(cudaStream_t stream, int repetitions) {
   Ceilings c;
-  const TimingOptions opt{2, repetitions};
+  // A GPU that was idle raises its clocks over the first tens of milliseconds of work: warm up well.
+  const TimingOptions opt{50, repetitions};
   int dev = 0, sms = 0, threads_per_sm = 0;
   CUDA_CHECK(cudaGetDevice(&dev));
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));

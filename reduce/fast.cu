@@ -106,23 +106,29 @@ __global__ void __launch_bounds__(kBlock) fast_kernel(const T* __restrict__ in, 
   Sum acc = Sum::zero();
   if (tid < head) acc.add(transform<op>(in[tid]));
   const V* vin = reinterpret_cast<const V*>(in + head);
+  auto add_vec = [&](const V& v) {
+    const T* e = reinterpret_cast<const T*>(&v);
+#pragma unroll
+    for (int k = 0; k < W; ++k) acc.add(transform<op>(e[k]));
+  };
   std::size_t i = tid;
   for (; i + (kUnroll - 1) * stride < nvec; i += kUnroll * stride) {
     V v[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u) v[u] = vin[i + u * stride];  // all loads issued before any add
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) {
-      const T* e = reinterpret_cast<const T*>(&v[u]);
-#pragma unroll
-      for (int k = 0; k < W; ++k) acc.add(transform<op>(e[k]));
-    }
+    for (int u = 0; u < kUnroll; ++u) add_vec(v[u]);
   }
-  for (; i < nvec; i += stride) {
-    const V v = vin[i];
-    const T* e = reinterpret_cast<const T*>(&v);
+  // At most kUnroll - 1 vectors are left for this thread: one guarded step keeps their loads in flight
+  // together (a plain remainder loop would wait for each load in turn).
+  {
+    V v[kUnroll];
 #pragma unroll
-    for (int k = 0; k < W; ++k) acc.add(transform<op>(e[k]));
+    for (int u = 0; u < kUnroll; ++u)
+      if (i + u * stride < nvec) v[u] = vin[i + u * stride];
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (i + u * stride < nvec) add_vec(v[u]);
   }
   if (tid < n - tail) acc.add(transform<op>(in[tail + tid]));
 
