@@ -23,7 +23,7 @@ int main(int argc, char** argv) {
     return ks::cli::handle_parse_error(app, e);
   }
 
-  try {
+  return ks::cli::guarded("check_cc", [&] {
     const int count = ks::visible_device_count();
     std::vector<int> devices;
     if (all) {
@@ -49,12 +49,6 @@ int main(int argc, char** argv) {
       w.end_array();
       std::cout << "\n";
     }
-    return ks::cli::kOk;
-  } catch (const ks::NoDeviceError& e) {
-    std::cerr << "check_cc: " << e.what() << "\n";
-    return ks::cli::kFailure;
-  } catch (const std::exception& e) {
-    std::cerr << "check_cc: " << e.what() << "\n";
-    return ks::cli::kFailure;
-  }
+    return static_cast<int>(ks::cli::kOk);
+  });
 }

@@ -5,6 +5,7 @@
 #include <CLI/CLI.hpp>
 
 #include <iostream>
+#include <stdexcept>
 
 namespace ks::cli {
 
@@ -20,6 +21,21 @@ inline int handle_parse_error(const CLI::App& app, const CLI::ParseError& e) {
   std::cerr << app.get_name() << ": " << e.what() << "\n";
   std::cerr << "Run with --help for usage.\n";
   return kUsage;
+}
+
+// Runs a program's body and maps what escapes it to one line on stderr and the suite's exit code: bad input
+// (std::invalid_argument) exits 2; no GPU (NoDeviceError) or any other failure exits 1.
+template <class Body>
+int guarded(const char* program, Body&& body) {
+  try {
+    return body();
+  } catch (const std::invalid_argument& e) {
+    std::cerr << program << ": " << e.what() << "\n";
+    return kUsage;
+  } catch (const std::exception& e) {
+    std::cerr << program << ": " << e.what() << "\n";
+    return kFailure;
+  }
 }
 
 }  // namespace ks::cli

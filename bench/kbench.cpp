@@ -596,16 +596,5 @@ int main(int argc, char** argv) {
   if (*list_cmd) return list(family);
   std::string command_line;
   for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
-  try {
-    return run(o, command_line);
-  } catch (const ks::NoDeviceError& e) {
-    std::cerr << "kbench: " << e.what() << "\n";
-    return ks::cli::kFailure;
-  } catch (const std::invalid_argument& e) {
-    std::cerr << "kbench: " << e.what() << "\n";
-    return ks::cli::kUsage;
-  } catch (const std::exception& e) {
-    std::cerr << "kbench: " << e.what() << "\n";
-    return ks::cli::kFailure;
-  }
+  return ks::cli::guarded("kbench", [&] { return run(o, command_line); });
 }

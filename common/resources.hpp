@@ -96,27 +96,31 @@ class DeviceBuffer : public Buffer<T, detail::DeviceFree> {
   }
 };
 
-// Page-locked host memory (cudaMallocHost): asynchronous copies, graph capture.
-template <class T>
-class PinnedBuffer : public Buffer<T, detail::HostFree> {
+// Page-locked host memory from cudaHostAlloc with the given flags.
+template <class T, unsigned Flags>
+class HostBuffer : public Buffer<T, detail::HostFree> {
  public:
-  PinnedBuffer() = default;
-  explicit PinnedBuffer(std::size_t count) : Buffer<T, detail::HostFree>(alloc(count), count) {}
+  HostBuffer() = default;
+  explicit HostBuffer(std::size_t count) : Buffer<T, detail::HostFree>(alloc(count), count) {}
 
  private:
   static void* alloc(std::size_t count) {
     void* p = nullptr;
-    if (count) CUDA_CHECK(cudaMallocHost(&p, count * sizeof(T)));
+    if (count) CUDA_CHECK(cudaHostAlloc(&p, count * sizeof(T), Flags));
     return p;
   }
 };
 
+// Pinned host memory: asynchronous copies, graph capture.
+template <class T>
+using PinnedBuffer = HostBuffer<T, cudaHostAllocDefault>;
+
 // Mapped (zero-copy) host memory: kernels read and write it through device_data() over the bus.
 template <class T>
-class MappedBuffer : public Buffer<T, detail::HostFree> {
+class MappedBuffer : public HostBuffer<T, cudaHostAllocMapped> {
  public:
   MappedBuffer() = default;
-  explicit MappedBuffer(std::size_t count) : Buffer<T, detail::HostFree>(alloc(count), count) {
+  explicit MappedBuffer(std::size_t count) : HostBuffer<T, cudaHostAllocMapped>(count) {
     if (count) {
       void* d = nullptr;
       CUDA_CHECK(cudaHostGetDevicePointer(&d, this->data(), 0));
@@ -126,11 +130,6 @@ class MappedBuffer : public Buffer<T, detail::HostFree> {
   T* device_data() const noexcept { return device_; }
 
  private:
-  static void* alloc(std::size_t count) {
-    void* p = nullptr;
-    if (count) CUDA_CHECK(cudaHostAlloc(&p, count * sizeof(T), cudaHostAllocMapped));
-    return p;
-  }
   T* device_ = nullptr;
 };
 
