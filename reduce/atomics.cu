@@ -62,12 +62,6 @@ struct Atomic {
   }
 };
 
-VariantInfo nondeterministic(const char* name, const char* summary, int rank) {
-  VariantInfo i{name, summary, 0, rank};
-  i.deterministic = false;
-  return i;
-}
-
 ReduceVariant atomic_global() {
   ReduceVariant v = device_variant<Atomic<Kind::Global>>(
       nondeterministic("atomic_global", "one global atomicAdd per element", 100), power_of_two_blocks(), true);

@@ -75,14 +75,9 @@ struct TwoPass {
   }
 };
 
-VariantInfo grid_stride_info() {
-  VariantInfo i{"grid_stride", "resident grid, grid-stride loop, shuffles, one atomic per block", 0, 130};
-  i.deterministic = false;
-  return i;
-}
-
-const auto& kGridStride =
-    registry().add(device_variant<GridStride>(grid_stride_info(), power_of_two_blocks(), true));
+const auto& kGridStride = registry().add(device_variant<GridStride>(
+    nondeterministic("grid_stride", "resident grid, grid-stride loop, shuffles, one atomic per block", 130),
+    power_of_two_blocks(), true));
 const auto& kTwoPass = registry().add(device_variant<TwoPass>(
     {"two_pass", "resident grid writes per-block partials; a second kernel sums them with 16-byte loads", 0,
      140},

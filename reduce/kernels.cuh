@@ -153,6 +153,13 @@ A* scratch_as(ExecContext& ctx, std::size_t count) {
   return static_cast<A*>(ctx.device_scratch(count * sizeof(A)));
 }
 
+// The info of a variant whose floating-point results vary run to run (atomics land in varying order).
+inline VariantInfo nondeterministic(const char* name, const char* summary, int rank) {
+  VariantInfo i{name, summary, 0, rank};
+  i.deterministic = false;
+  return i;
+}
+
 // Calls f(T{}, std::integral_constant<Op, op>{}) for the call's element type and operation.
 template <class F>
 void dispatch(DType t, Op op, F&& f) {
