@@ -1,5 +1,6 @@
 // kbench: the suite's benchmark runner. CLI11 front, Google Benchmark measurement.
 //   kbench list [gemm|reduce]
+//   kbench compare A.json B.json ... [--plots DIR]   (bench/compare.py: tables, and plots with matplotlib)
 //   kbench run [--suite gemm|reduce|integral|all] [--variants REGEX] [--sizes LIST] [--types LIST]
 //              [--mode LIST] [--block N] [--repetitions N] [--warmup N] [--no-validate]
 //              [--out FILE.json] [--format console|md|csv|json] [--benchmark_* ...]
@@ -21,7 +22,11 @@
 #include <benchmark/benchmark.h>
 #include <nvtx3/nvToolsExt.h>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
@@ -530,6 +535,23 @@ int run(const Options& o, const std::string& command_line) {
   return session.failed ? cli::kFailure : cli::kOk;
 }
 
+// Hands over to bench/compare.py (the source tree's copy) under python3.
+int compare(const std::vector<std::string>& files, const std::string& plots_dir) {
+  std::vector<std::string> args{"python3", std::string(KS_SOURCE_DIR) + "/bench/compare.py"};
+  args.insert(args.end(), files.begin(), files.end());
+  if (!plots_dir.empty()) {
+    args.push_back("--plots");
+    args.push_back(plots_dir);
+  }
+  std::vector<char*> argv;
+  for (std::string& a : args) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  std::fflush(nullptr);
+  execvp(argv[0], argv.data());
+  std::fprintf(stderr, "kbench: cannot run python3 %s: %s\n", args[1].c_str(), std::strerror(errno));
+  return cli::kFailure;
+}
+
 int list(const std::string& family) {
   if (family.empty() || family == "gemm") {
     std::cout << "gemm variants (modes: device, pageable, pinned, graph, mapped):\n";
@@ -563,6 +585,11 @@ int main(int argc, char** argv) {
   std::string family;
   auto* list_cmd = app.add_subcommand("list", "List the registered variants");
   list_cmd->add_option("family", family, "gemm or reduce")->check(CLI::IsMember({"gemm", "reduce"}));
+  std::vector<std::string> compare_files;
+  std::string plots_dir;
+  auto* compare_cmd = app.add_subcommand("compare", "Compare result files: a markdown table, and plots with --plots");
+  compare_cmd->add_option("files", compare_files, "kbench results files (from --out)")->required()->check(CLI::ExistingFile);
+  compare_cmd->add_option("--plots", plots_dir, "Write PNG and SVG plots into this directory");
   Options o;
   auto* run_cmd = app.add_subcommand("run", "Run the benchmark suite (no options: the default suite)");
   run_cmd->add_option("--suite", o.suite, "gemm, reduce, integral or all")
@@ -594,6 +621,7 @@ int main(int argc, char** argv) {
     return ks::cli::handle_parse_error(app, e);
   }
   if (*list_cmd) return list(family);
+  if (*compare_cmd) return compare(compare_files, plots_dir);
   std::string command_line;
   for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
   return ks::cli::guarded("kbench", [&] { return run(o, command_line); });
