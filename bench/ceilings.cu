@@ -114,6 +114,7 @@ Ceilings measure_ceilings(cudaStream_t stream, int repetitions) {
     c.h2d_pinned_gbs = bytes / (tp.median_ms * 1e6);
     c.h2d_pageable_gbs = bytes / (tq.median_ms * 1e6);
   }
+  measure_host_ceilings(c, 3);
   return c;
 }
 

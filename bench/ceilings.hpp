@@ -5,10 +5,13 @@
 //                            ceiling for reductions, which only read (a write stream costs bus turnarounds,
 //                            so the elementwise figure is lower)
 //   FP64 FMA rate            independent DFMA chains in registers on a resident grid, no memory traffic
-// and the host-to-device link (256 MiB copies from pinned and from pageable memory).
+// and the host-to-device link (256 MiB copies from pinned and from pageable memory); on the host, the same
+// elementwise kernel single-threaded and with OpenMP.
 #pragma once
 
 #include "common/exec_context.hpp"
+
+#include <cstddef>
 
 namespace ks::bench {
 
@@ -18,8 +21,11 @@ struct Ceilings {
   double fp64_fma_tflops = 0;
   double h2d_pinned_gbs = 0;
   double h2d_pageable_gbs = 0;
+  double host_single_thread_gbs = 0;
+  double host_openmp_gbs = 0;
 };
 
-Ceilings measure_ceilings(cudaStream_t stream, int repetitions);
+Ceilings measure_ceilings(cudaStream_t stream, int repetitions);  // device ones; calls the host ones too
+void measure_host_ceilings(Ceilings& c, int repetitions, std::size_t elements = std::size_t(1) << 28);
 
 }  // namespace ks::bench

@@ -488,9 +488,10 @@ int run(const Options& o, const std::string& command_line) {
   if (o.format != "json" && o.format != "csv" && !o.skip_ceilings)
     std::fprintf(stderr,
                  "ceilings: device read %.0f GB/s, elementwise read+write %.0f GB/s, FP64 FMA %.1f TFLOP/s, "
-                 "H2D pinned %.1f GB/s, pageable %.1f GB/s\n",
+                 "H2D pinned %.1f GB/s, pageable %.1f GB/s; host elementwise %.1f GB/s (1 thread), %.1f GB/s (OpenMP)\n",
                  session.ceilings.device_read_bandwidth_gbs, session.ceilings.device_bandwidth_gbs,
-                 session.ceilings.fp64_fma_tflops, session.ceilings.h2d_pinned_gbs, session.ceilings.h2d_pageable_gbs);
+                 session.ceilings.fp64_fma_tflops, session.ceilings.h2d_pinned_gbs, session.ceilings.h2d_pageable_gbs,
+                 session.ceilings.host_single_thread_gbs, session.ceilings.host_openmp_gbs);
   for (Row& row : rows) {
     auto body = std::move(row.body);
     const std::string name = row.name;
@@ -511,6 +512,9 @@ int run(const Options& o, const std::string& command_line) {
   benchmark::AddCustomContext("ceiling_fp64_fma_tflops", std::to_string(session.ceilings.fp64_fma_tflops));
   benchmark::AddCustomContext("ceiling_h2d_pinned_gbs", std::to_string(session.ceilings.h2d_pinned_gbs));
   benchmark::AddCustomContext("ceiling_h2d_pageable_gbs", std::to_string(session.ceilings.h2d_pageable_gbs));
+  benchmark::AddCustomContext("ceiling_host_elementwise_single_thread_gbs",
+                              std::to_string(session.ceilings.host_single_thread_gbs));
+  benchmark::AddCustomContext("ceiling_host_elementwise_openmp_gbs", std::to_string(session.ceilings.host_openmp_gbs));
 
   std::vector<std::string> args{"kbench"};
   const std::string tmp = o.out.empty() ? "" : o.out + ".tmp";

@@ -46,7 +46,9 @@ def main(path):
             ("elementwise read+write bandwidth", "ceiling_device_bandwidth_gbs", "GB/s"),
             ("FP64 FMA", "ceiling_fp64_fma_tflops", "TFLOP/s"),
             ("host-to-device, pinned", "ceiling_h2d_pinned_gbs", "GB/s"),
-            ("host-to-device, pageable", "ceiling_h2d_pageable_gbs", "GB/s")]
+            ("host-to-device, pageable", "ceiling_h2d_pageable_gbs", "GB/s"),
+            ("host elementwise, 1 thread", "ceiling_host_elementwise_single_thread_gbs", "GB/s"),
+            ("host elementwise, OpenMP", "ceiling_host_elementwise_openmp_gbs", "GB/s")]
     if any(k in ctx for _, k, _ in ceil):
         print("| ceiling (measured) | value |\n|---|---:|")
         for label, key, unit in ceil:

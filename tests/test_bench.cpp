@@ -1,3 +1,4 @@
+#include "bench/ceilings.hpp"
 #include "bench/parse.hpp"
 #include "bench/report.hpp"
 
@@ -45,6 +46,15 @@ TEST(RenderTable, MarkdownConsoleAndCsv) {
   EXPECT_NE(csv.find("gemm/cublas/device/4096x4096x4096,2.5,55,TFLOP/s,1,1.65,"), std::string::npos) << csv;
   const std::string console = render_table(rows, TableFormat::Console);
   EXPECT_NE(console.find("100.0%"), std::string::npos) << console;
+}
+
+TEST(HostCeilings, ElementwiseBandwidthIsMeasured) {
+  Ceilings c;
+  measure_host_ceilings(c, 3, std::size_t(1) << 22);
+  EXPECT_GT(c.host_single_thread_gbs, 0.1);
+  EXPECT_LT(c.host_single_thread_gbs, 10000.0);
+  EXPECT_GT(c.host_openmp_gbs, 0.1);
+  EXPECT_LT(c.host_openmp_gbs, 10000.0);
 }
 
 }  // namespace
