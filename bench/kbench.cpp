@@ -162,6 +162,26 @@ TimingOptions timing(const Session& s, int max_reps = 1 << 30) {
   return {s.opt.warmup, std::min(s.opt.repetitions, max_reps)};
 }
 
+// The body every validated row shares: check once (unless --no-validate), time, check again (repetition must
+// not have disturbed the result). `runner` has reset_output() and run(); `check()` returns something with
+// `ok` and `report`. Returns nothing when a check failed; the row is then marked failed with the report.
+template <class Runner, class Check>
+std::optional<TimingStats> checked_timing(benchmark::State& st, Session& s, Runner& runner, Check&& check,
+                                          const TimingOptions& opt, const std::function<void()>& prepare = {}) {
+  auto checked = [&](const char* when) {
+    if (s.opt.no_validate) return true;
+    runner.reset_output();
+    runner.run();
+    const auto c = check();
+    if (!c.ok) fail(st, s, std::string("validation failed ") + when + ": " + c.report);
+    return c.ok;
+  };
+  if (!checked("before timing")) return std::nullopt;
+  const TimingStats t = time_on_stream(s.stream.get(), opt, [&] { runner.run(); }, prepare);
+  if (!checked("after timing")) return std::nullopt;
+  return t;
+}
+
 // ---- GEMM rows ----
 
 struct GemmInput {
@@ -194,20 +214,12 @@ void add_gemm_rows(std::vector<Row>& rows, const std::vector<GemmSize>& sizes,
             return skip(st, "skipped: needs compute capability " + std::to_string(v->info.min_cc));
           const gemm::GemmProblem& p = use.get().problem;
           gemm::Runner runner(*v, mode, p, s.ctx);
-          auto validate = [&](const char* when) {
-            runner.reset_output();
-            runner.run();
-            const gemm::GemmCheck c = gemm::validate(p, runner.result());
-            if (!c.ok) fail(st, s, std::string("validation failed ") + when + ": " + c.report);
-            return c.ok;
-          };
-          if (!s.opt.no_validate && !validate("before timing")) return;
           // Zero-copy reads cross the bus for every access: a few repetitions say enough.
-          const TimingStats t = time_on_stream(s.stream.get(), timing(s, mode == gemm::Mode::Mapped ? 3 : 1 << 30),
-                                               [&] { runner.run(); });
-          if (!s.opt.no_validate && !validate("after timing")) return;
+          const auto t = checked_timing(st, s, runner, [&] { return gemm::validate(p, runner.result()); },
+                                        timing(s, mode == gemm::Mode::Mapped ? 3 : 1 << 30));
+          if (!t) return;
           // The FP64 FMA ceiling: variants on the tensor cores (cuBLAS on sm_80+) can exceed it.
-          report(st, s, key, t, "TFLOP/s", gemm::flops(size.M, size.N, size.K) / 1e12, s.ceilings.fp64_fma_tflops);
+          report(st, s, key, *t, "TFLOP/s", gemm::flops(size.M, size.N, size.K) / 1e12, s.ceilings.fp64_fma_tflops);
           if (mode == gemm::Mode::Graph) st.counters["graph_setup_ms"] = runner.setup_ms();
         };
         rows.push_back(std::move(row));
@@ -254,18 +266,10 @@ void add_reduce_rows(std::vector<Row>& rows, const std::vector<std::size_t>& cou
           reduce::ReduceData& data = use.get();
           const int block = v->block_sizes.empty() ? 256 : s.opt.block;
           reduce::ReduceRunner runner(*v, data, block, s.ctx);
-          auto validate = [&](const char* when) {
-            runner.reset_output();
-            runner.run();
-            const reduce::ReduceCheck c = runner.check();
-            if (!c.ok) fail(st, s, std::string("validation failed ") + when + ": " + c.report);
-            return c.ok;
-          };
-          if (!s.opt.no_validate && !validate("before timing")) return;
-          const TimingStats tm = time_on_stream(s.stream.get(), timing(s), [&] { runner.run(); },
-                                                [&] { s.flusher.flush(s.stream.get()); });
-          if (!s.opt.no_validate && !validate("after timing")) return;
-          report(st, s, key, tm, "GB/s", static_cast<double>(data.bytes()) / 1e9,
+          const auto tm = checked_timing(st, s, runner, [&] { return runner.check(); }, timing(s),
+                                         [&] { s.flusher.flush(s.stream.get()); });
+          if (!tm) return;
+          report(st, s, key, *tm, "GB/s", static_cast<double>(data.bytes()) / 1e9,
                  v->input_on_host ? s.ceilings.h2d_pinned_gbs : s.ceilings.device_read_bandwidth_gbs);
         };
         rows.push_back(std::move(row));

@@ -46,6 +46,24 @@ GemmProblem make_problem(const GemmShape& shape, double alpha, double beta, std:
   return p;
 }
 
+const GemmExpected& GemmProblem::expected() const {
+  if (!expected_) {
+    const auto a = A.topRows(shape.M);
+    const auto b = B.topRows(shape.K);
+    auto e = std::make_shared<GemmExpected>();
+    e->ref = alpha * (a * b);
+    Eigen::MatrixXd mag = std::abs(alpha) * (a.cwiseAbs() * b.cwiseAbs());
+    if (beta != 0.0) {
+      e->ref += beta * C0.topRows(shape.M);
+      mag += std::abs(beta) * C0.topRows(shape.M).cwiseAbs();
+    }
+    const double scale = kBoundFactor * (shape.K + 2) * std::numeric_limits<double>::epsilon();
+    e->bound = (scale * mag).array() + std::numeric_limits<double>::min();
+    expected_ = std::move(e);
+  }
+  return *expected_;
+}
+
 GemmCheck validate(const GemmProblem& p, const Eigen::MatrixXd& C) {
   const GemmShape& s = p.shape;
   GemmCheck r;
@@ -57,16 +75,8 @@ GemmCheck validate(const GemmProblem& p, const Eigen::MatrixXd& C) {
     r.report = os.str();
     return r;
   }
-  const auto A = p.A.topRows(s.M);
-  const auto B = p.B.topRows(s.K);
-  Eigen::MatrixXd ref = p.alpha * (A * B);
-  Eigen::MatrixXd mag = std::abs(p.alpha) * (A.cwiseAbs() * B.cwiseAbs());
-  if (p.beta != 0.0) {
-    ref += p.beta * p.C0.topRows(s.M);
-    mag += std::abs(p.beta) * p.C0.topRows(s.M).cwiseAbs();
-  }
-  const double eps = std::numeric_limits<double>::epsilon();
-  const double scale = kBoundFactor * (s.K + 2) * eps;
+  const Eigen::MatrixXd& ref = p.expected().ref;
+  const Eigen::MatrixXd& bounds = p.expected().bound;
   int shown = 0;
   auto note = [&](int i, int j, double got, double want, double bound) {
     if (shown++ < 5)
@@ -75,7 +85,7 @@ GemmCheck validate(const GemmProblem& p, const Eigen::MatrixXd& C) {
   for (int j = 0; j < s.N; ++j) {
     for (int i = 0; i < s.M; ++i) {
       const double got = C(i, j), want = ref(i, j);
-      const double bound = scale * mag(i, j) + std::numeric_limits<double>::min();
+      const double bound = bounds(i, j);
       const double err = std::abs(got - want);
       if (!std::isfinite(got) || !(err <= bound)) {
         ++r.bad;

@@ -5,6 +5,7 @@
 #include <Eigen/Dense>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 
 namespace ks::gemm {
@@ -16,6 +17,13 @@ struct GemmShape {
   std::string str() const;         // "MxNxK" plus any padded leading dimension
 };
 
+// What a correct result must be close to: the Eigen reference alpha A B + beta C0 and each element's bound
+// (see validate below), for the M valid rows.
+struct GemmExpected {
+  Eigen::MatrixXd ref;
+  Eigen::MatrixXd bound;
+};
+
 struct GemmProblem {
   GemmShape shape;  // resolved
   double alpha = 1.0, beta = 0.0;
@@ -25,6 +33,13 @@ struct GemmProblem {
   Eigen::MatrixXd A;   // lda x K
   Eigen::MatrixXd B;   // ldb x N
   Eigen::MatrixXd C0;  // ldc x N, C's initial value (read only when beta != 0)
+
+  // Computed on first use (two host GEMMs) and kept: every validation of this problem shares it. The
+  // problem's operands must not change after the first call.
+  const GemmExpected& expected() const;
+
+ private:
+  mutable std::shared_ptr<const GemmExpected> expected_;
 };
 
 // Uniform [-1, 1) operands from `seed`.
