@@ -1,6 +1,7 @@
 // kbench: the suite's benchmark runner. CLI11 front, Google Benchmark measurement.
 //   kbench list [gemm|reduce]
 //   kbench compare A.json B.json ... [--plots DIR]   (bench/compare.py: tables, and plots with matplotlib)
+//   kbench resources [--threads N] [--filter REGEX] [--all] [--cuobjdump PATH]
 //   kbench run [--suite gemm|reduce|integral|all] [--variants REGEX] [--sizes LIST] [--types LIST]
 //              [--mode LIST] [--block N] [--repetitions N] [--warmup N] [--no-validate]
 //              [--out FILE.json] [--format console|md|csv|json] [--benchmark_* ...]
@@ -12,6 +13,7 @@
 #include "bench/cli.hpp"
 #include "bench/parse.hpp"
 #include "bench/report.hpp"
+#include "bench/resources.hpp"
 #include "common/build_info.hpp"
 #include "common/device_info.hpp"
 #include "common/random.hpp"
@@ -560,6 +562,74 @@ int compare(const std::vector<std::string>& files, const std::string& plots_dir)
   return cli::kFailure;
 }
 
+struct ResourcesOptions {
+  int threads = 256;
+  std::string filter = ".*";
+  bool all = false;
+  std::string cuobjdump;
+};
+
+// Finds cuobjdump: the option, then PATH, then the toolkit's usual places.
+std::string find_cuobjdump(const std::string& given) {
+  if (!given.empty()) {
+    if (std::system(("command -v '" + given + "' >/dev/null 2>&1").c_str()) != 0)
+      throw std::invalid_argument("--cuobjdump '" + given + "' is not an executable");
+    return given;
+  }
+  std::vector<std::string> candidates{"cuobjdump"};
+  if (const char* home = std::getenv("CUDA_HOME")) candidates.push_back(std::string(home) + "/bin/cuobjdump");
+  candidates.push_back("/usr/local/cuda/bin/cuobjdump");
+  for (const std::string& c : candidates)
+    if (std::system(("command -v '" + c + "' >/dev/null 2>&1").c_str()) == 0) return c;
+  throw std::runtime_error(
+      "cuobjdump not found: it comes with the CUDA Toolkit (add its bin/ to PATH), or from PyPI as "
+      "nvidia-cuda-cuobjdump with nvidia-cuda-nvdisasm; or pass --cuobjdump PATH");
+}
+
+// Shortens a demangled kernel name: the suite's namespaces and anonymous namespaces go.
+std::string short_name(std::string n) {
+  n = std::regex_replace(n, std::regex("ks::[a-z_]+::\\(anonymous namespace\\)::"), "");
+  n = std::regex_replace(n, std::regex("ks::[a-z_]+::"), "");
+  return n;
+}
+
+int resources(const ResourcesOptions& o) {
+  const std::string tool = find_cuobjdump(o.cuobjdump);
+  char self[4096] = {};
+  const ssize_t len = readlink("/proc/self/exe", self, sizeof self - 1);  // this binary, not cuobjdump's
+  if (len <= 0) throw std::runtime_error("cannot find this program's own file (/proc/self/exe)");
+  const std::string cmd = "'" + tool + "' --dump-resource-usage '" + std::string(self, len) + "' 2>/dev/null";
+  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
+  if (!pipe) throw std::runtime_error("cannot run " + tool);
+  std::string dump;
+  char buf[4096];
+  for (std::size_t got; (got = std::fread(buf, 1, sizeof buf, pipe.get())) > 0;) dump.append(buf, got);
+  std::vector<KernelResources> kernels = parse_resource_usage(dump);
+  if (kernels.empty()) throw std::runtime_error(tool + " found no kernel resources in this binary");
+  const std::regex filter(o.filter);
+  std::stable_sort(kernels.begin(), kernels.end(), [](const KernelResources& a, const KernelResources& b) {
+    return std::tie(a.arch, a.source, a.name) < std::tie(b.arch, b.source, b.name);
+  });
+  std::printf("| arch | source | kernel | registers | shared B | stack B | local B | occupancy at %d threads |\n",
+              o.threads);
+  std::printf("|---|---|---|---:|---:|---:|---:|---|\n");
+  for (const KernelResources& k : kernels) {
+    if (!o.all && k.mangled.rfind("_ZN2ks", 0) != 0) continue;  // the suite's own kernels
+    const std::string name = short_name(k.name);
+    if (!std::regex_search(name, filter) && !std::regex_search(k.source, filter)) continue;
+    std::string occ = "unknown architecture";
+    if (const SmLimits* l = sm_limits(k.arch)) {
+      const Occupancy oc = occupancy(*l, k, o.threads);
+      char b[96];
+      std::snprintf(b, sizeof b, "%.0f%% (%d blocks/SM, by %s)", 100 * oc.fraction, oc.blocks, oc.limited_by.c_str());
+      occ = b;
+    }
+    std::printf("| sm_%d | %s | %s | %d | %d | %d | %d | %s |\n", k.arch, k.source.c_str(), name.c_str(), k.registers,
+                k.shared, k.stack, k.local, occ.c_str());
+  }
+  return cli::kOk;
+}
+
 int list(const std::string& family) {
   if (family.empty() || family == "gemm") {
     std::cout << "gemm variants (modes: device, pageable, pinned, graph, mapped):\n";
@@ -598,6 +668,14 @@ int main(int argc, char** argv) {
   auto* compare_cmd = app.add_subcommand("compare", "Compare result files: a markdown table, and plots with --plots");
   compare_cmd->add_option("files", compare_files, "kbench results files (from --out)")->required()->check(CLI::ExistingFile);
   compare_cmd->add_option("--plots", plots_dir, "Write PNG and SVG plots into this directory");
+  ResourcesOptions ro;
+  auto* resources_cmd =
+      app.add_subcommand("resources", "Registers, shared memory, spills and occupancy of every kernel, per architecture");
+  resources_cmd->add_option("--threads", ro.threads, "Threads per block for the occupancy column")
+      ->check(CLI::Range(32, 1024));
+  resources_cmd->add_option("--filter", ro.filter, "Regular expression over kernel or source names");
+  resources_cmd->add_flag("--all", ro.all, "Include the library kernels (CUB) too");
+  resources_cmd->add_option("--cuobjdump", ro.cuobjdump, "Path to cuobjdump");
   Options o;
   auto* run_cmd = app.add_subcommand("run", "Run the benchmark suite (no options: the default suite)");
   run_cmd->add_option("--suite", o.suite, "gemm, reduce, integral or all")
@@ -630,6 +708,15 @@ int main(int argc, char** argv) {
   }
   if (*list_cmd) return list(family);
   if (*compare_cmd) return compare(compare_files, plots_dir);
+  if (*resources_cmd) {
+    try {
+      std::regex check(ro.filter);
+    } catch (const std::regex_error& e) {
+      std::cerr << "kbench: --filter '" << ro.filter << "' is not a valid regular expression\n";
+      return ks::cli::kUsage;
+    }
+    return ks::cli::guarded("kbench", [&] { return resources(ro); });
+  }
   std::string command_line;
   for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
   return ks::cli::guarded("kbench", [&] { return run(o, command_line); });

@@ -1,6 +1,7 @@
 #include "bench/ceilings.hpp"
 #include "bench/parse.hpp"
 #include "bench/report.hpp"
+#include "bench/resources.hpp"
 
 #include <gtest/gtest.h>
 
@@ -55,6 +56,77 @@ TEST(HostCeilings, ElementwiseBandwidthIsMeasured) {
   EXPECT_LT(c.host_single_thread_gbs, 10000.0);
   EXPECT_GT(c.host_openmp_gbs, 0.1);
   EXPECT_LT(c.host_openmp_gbs, 10000.0);
+}
+
+}  // namespace
+}  // namespace ks::bench
+
+namespace ks::bench {
+namespace {
+
+// The shape of `cuobjdump --dump-resource-usage`: PTX sections carry no resources, ELF sections do.
+const char* kDump = R"(
+Fatbin ptx code:
+================
+arch = sm_90
+identifier = /src/gemm/naive.cu
+
+Fatbin elf code:
+================
+arch = sm_75
+code version = [1,8]
+identifier = /src/gemm/naive.cu
+
+Resource usage:
+ Common:
+  GLOBAL:0
+ Function _ZN2ks4gemm12naive_kernelILi16EEEvNS0_8GemmArgsE:
+  REG:40 STACK:0 SHARED:0 LOCAL:0 CONSTANT[0]:432 TEXTURE:0 SURFACE:0 SAMPLER:0
+
+Fatbin elf code:
+================
+arch = sm_90
+identifier = /src/gemm/register_tiled.cu
+
+Resource usage:
+ Function _ZN2ks4gemm21register_tiled_kernelENS0_8GemmArgsE:
+  REG:126 STACK:16 SHARED:25600 LOCAL:8 CONSTANT[0]:608 TEXTURE:0 SURFACE:0 SAMPLER:0
+)";
+
+TEST(Resources, ParsesElfSectionsPerArchitecture) {
+  const auto k = parse_resource_usage(kDump);
+  ASSERT_EQ(k.size(), 2u);
+  EXPECT_EQ(k[0].arch, 75);
+  EXPECT_EQ(k[0].source, "naive.cu");
+  EXPECT_EQ(k[0].registers, 40);
+  EXPECT_NE(k[0].name.find("naive_kernel<16>"), std::string::npos) << k[0].name;
+  EXPECT_EQ(k[1].arch, 90);
+  EXPECT_EQ(k[1].registers, 126);
+  EXPECT_EQ(k[1].stack, 16);
+  EXPECT_EQ(k[1].shared, 25600);
+  EXPECT_EQ(k[1].local, 8);
+}
+
+TEST(Resources, OccupancyFollowsEachArchitecturesLimits) {
+  KernelResources k;
+  k.registers = 32;
+  // 256 threads x 32 registers: sm_90 holds 8 such blocks (2048 threads), sm_75 only 4 (1024 threads).
+  EXPECT_EQ(occupancy(*sm_limits(90), k, 256).blocks, 8);
+  EXPECT_DOUBLE_EQ(occupancy(*sm_limits(90), k, 256).fraction, 1.0);
+  EXPECT_EQ(occupancy(*sm_limits(75), k, 256).blocks, 4);
+  EXPECT_EQ(occupancy(*sm_limits(75), k, 256).limited_by, "threads");
+  // 126 registers round up to 128 per thread: 32 Ki registers per 256-thread block, 2 blocks of 64 Ki.
+  k.registers = 126;
+  const Occupancy r = occupancy(*sm_limits(90), k, 256);
+  EXPECT_EQ(r.blocks, 2);
+  EXPECT_EQ(r.limited_by, "registers");
+  EXPECT_DOUBLE_EQ(r.fraction, 0.25);
+  // Shared memory: 48 KiB + 1 KiB reserved per block fit twice in sm_86's 100 KiB.
+  k.registers = 32;
+  k.shared = 48 * 1024;
+  EXPECT_EQ(occupancy(*sm_limits(86), k, 128).blocks, 2);
+  EXPECT_EQ(occupancy(*sm_limits(86), k, 128).limited_by, "shared memory");
+  EXPECT_EQ(sm_limits(61), nullptr);
 }
 
 }  // namespace
