@@ -14,14 +14,29 @@ usage() { echo "usage: ./dev.sh bench|test [args...]" >&2; exit 2; }
 what=$1; shift
 case "$what" in bench|test) ;; *) usage ;; esac
 
-packages=(libeigen3-dev libcli11-dev libbenchmark-dev libgtest-dev)
+# Each Debian/Ubuntu package and the CMake config file that shows it is usable.
+packages=(libeigen3-dev:Eigen3Config.cmake libcli11-dev:CLI11Config.cmake libbenchmark-dev:benchmarkConfig.cmake
+          libgtest-dev:GTestConfig.cmake)
+
+# True when CMake will find the config file: under /usr, /usr/local or a CMAKE_PREFIX_PATH entry (packages
+# unpacked by hand, as on a GPU host without a registry, count).
+findable() {
+  local prefix
+  local IFS=:
+  for prefix in ${CMAKE_PREFIX_PATH:-} /usr /usr/local; do
+    [ -n "$prefix" ] && [ -d "$prefix" ] || continue
+    find "$prefix/lib" "$prefix/lib64" "$prefix/share" -maxdepth 5 -name "$1" 2>/dev/null | grep -q . && return 0
+  done
+  return 1
+}
+
 install_missing() {
-  command -v dpkg-query >/dev/null 2>&1 || { echo "dev.sh: not Debian/Ubuntu; install ${packages[*]} yourself"; return 0; }
-  local missing=()
-  for p in "${packages[@]}"; do
-    dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+  local missing=() entry
+  for entry in "${packages[@]}"; do
+    findable "${entry#*:}" || missing+=("${entry%%:*}")
   done
   [ ${#missing[@]} -eq 0 ] && return 0
+  command -v apt-get >/dev/null 2>&1 || { echo "dev.sh: not Debian/Ubuntu; install ${missing[*]} yourself"; return 0; }
   local sudo=""
   [ "$(id -u)" -eq 0 ] || sudo=sudo
   echo "dev.sh: installing ${missing[*]}"
