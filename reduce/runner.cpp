@@ -8,6 +8,13 @@
 
 namespace ks::reduce {
 
+Value read_value(DType t, const void* device, cudaStream_t stream) {
+  std::int64_t bits = 0;
+  CUDA_CHECK(cudaMemcpyAsync(&bits, device, result_size(t), cudaMemcpyDeviceToHost, stream));
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+  return value_from_bytes(t, &bits);
+}
+
 ReduceData::ReduceData(DType t, Op op, std::size_t n, std::uint64_t seed)
     : dtype_(t), op_(op), n_(n), seed_(seed), host_(n * size_of(t)) {
   void* p = host_.data();
@@ -56,12 +63,7 @@ void ReduceRunner::reset_output() {
 
 void ReduceRunner::run() { reduce::run(v_, call_, ctx_); }
 
-Value ReduceRunner::result() {
-  std::int64_t bits = 0;
-  CUDA_CHECK(cudaMemcpyAsync(&bits, out_.data(), sizeof bits, cudaMemcpyDeviceToHost, ctx_.stream()));
-  CUDA_CHECK(cudaStreamSynchronize(ctx_.stream()));
-  return value_from_bytes(data_.dtype(), &bits);
-}
+Value ReduceRunner::result() { return read_value(data_.dtype(), out_.data(), ctx_.stream()); }
 
 ReduceCheck ReduceRunner::check() {
   return check_result(data_.reference(), result(), data_.n(), data_.seed());
@@ -81,11 +83,8 @@ IntegralRunner::IntegralRunner(const ReduceVariant& v, DType t, double a, double
 void IntegralRunner::run() { run_integral(v_, call_, ctx_); }
 
 IntegralResult IntegralRunner::check() {
-  std::int64_t bits = 0;
-  CUDA_CHECK(cudaMemcpyAsync(&bits, out_.data(), sizeof bits, cudaMemcpyDeviceToHost, ctx_.stream()));
-  CUDA_CHECK(cudaStreamSynchronize(ctx_.stream()));
   IntegralResult r;
-  r.value = value_from_bytes(call_.dtype, &bits);
+  r.value = read_value(call_.dtype, out_.data(), ctx_.stream());
   r.exact = integral_exact(call_.a, call_.b);
   r.bound = integral_bound(call_.dtype, call_.a, call_.b, call_.n);
   if (call_.dtype == DType::F32) r.bound = std::min(r.bound, kFloatIntegralRelTol * std::fabs(r.exact));

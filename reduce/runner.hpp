@@ -11,6 +11,9 @@
 
 namespace ks::reduce {
 
+// Copies one result (result_size(t) bytes) from device memory on `stream`, waits for it, and decodes it.
+Value read_value(DType t, const void* device, cudaStream_t stream);
+
 // Seeded random elements (integers over their whole range, signs included; floating point uniform in
 // [-1, 1)), the host reference, and device / pinned copies made on first use and then shared by every
 // variant that reduces this input.

@@ -50,10 +50,7 @@ TEST_P(FastReduce, AnyStartAndLengthMatchesTheReference) {
         if (n > 100000 && offset % 4 != 1) continue;  // large lengths: a few offsets suffice
         const Reference ref = host_reference(t, op, host + offset * size_of(t), n);
         run(v, ReduceCall{t, op, dev + offset * size_of(t), n, out.data(), 256}, ctx);
-        std::int64_t bits = 0;
-        CUDA_CHECK(cudaMemcpyAsync(&bits, out.data(), sizeof bits, cudaMemcpyDeviceToHost, stream.get()));
-        stream.synchronize();
-        const ReduceCheck c = check_result(ref, value_from_bytes(t, &bits), n, data.seed());
+        const ReduceCheck c = check_result(ref, read_value(t, out.data(), stream.get()), n, data.seed());
         ASSERT_TRUE(c.ok) << v.info.name << " " << to_string(op) << " n " << n << " offset " << offset << ": "
                           << c.report;
       }
@@ -111,10 +108,8 @@ TEST(FastCompensated, WithinAFewUlpOnIllConditionedInput) {
   Stream stream;
   ExecContext ctx(stream.get());
   DeviceBuffer<double> out(1);
-  double got = 0;
   run(*registry().find("fast_compensated"), ReduceCall{DType::F64, Op::Sum, dx.data(), x.size(), out.data(), 256}, ctx);
-  CUDA_CHECK(cudaMemcpyAsync(&got, out.data(), sizeof got, cudaMemcpyDeviceToHost, stream.get()));
-  stream.synchronize();
+  const double got = read_value(DType::F64, out.data(), stream.get()).f;
   const double ulp = std::nextafter(std::fabs(static_cast<double>(exact)), INFINITY) - std::fabs(static_cast<double>(exact));
   const double err_ulps = std::fabs(static_cast<long double>(got) - exact) / ulp;
   EXPECT_LE(err_ulps, 4.0) << "got " << got << ", exact " << static_cast<double>(exact) << " (seed " << seed << ")";
