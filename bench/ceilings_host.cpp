@@ -4,7 +4,6 @@
 
 #include "common/timing.hpp"
 
-#include <chrono>
 #include <vector>
 
 namespace ks::bench {
@@ -13,19 +12,15 @@ namespace {
 double elementwise_gbs(const std::vector<float>& x, std::vector<float>& y, bool parallel, int repetitions) {
   const float a = 0.5f, b = 0.25f, c = 1.0f;
   const long n = static_cast<long>(x.size());
-  std::vector<double> samples;
-  for (int r = 0; r <= repetitions; ++r) {  // the first pass is the warm-up
-    const auto t0 = std::chrono::steady_clock::now();
+  const TimingStats t = time_on_host({1, repetitions}, [&] {
     if (parallel) {
 #pragma omp parallel for
       for (long i = 0; i < n; ++i) y[i] = a * x[i] * x[i] + b * x[i] + c;
     } else {
       for (long i = 0; i < n; ++i) y[i] = a * x[i] * x[i] + b * x[i] + c;
     }
-    const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-    if (r > 0) samples.push_back(ms);
-  }
-  return 2.0 * n * sizeof(float) / (TimingStats::from_samples(samples).median_ms * 1e6);
+  });
+  return 2.0 * n * sizeof(float) / (t.median_ms * 1e6);
 }
 }  // namespace
 

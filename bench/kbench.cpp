@@ -27,7 +27,6 @@
 #include <unistd.h>
 
 #include <cerrno>
-#include <chrono>
 #include <cstring>
 #include <cmath>
 #include <cstdio>
@@ -164,6 +163,9 @@ TimingOptions timing(const Session& s, int max_reps = 1 << 30) {
   return {s.opt.warmup, std::min(s.opt.repetitions, max_reps)};
 }
 
+// Host baselines are slow: at most 3 repetitions, no warm-up.
+TimingOptions host_timing(const Session& s) { return {0, std::max(1, std::min(3, s.opt.repetitions))}; }
+
 // The body every validated row shares: check once (unless --no-validate), time, check again (repetition must
 // not have disturbed the result). `runner` has reset_output() and run(); `check()` returns something with
 // `ok` and `report`. Returns nothing when a check failed; the row is then marked failed with the report.
@@ -234,15 +236,9 @@ void add_gemm_rows(std::vector<Row>& rows, const std::vector<GemmSize>& sizes,
       row.body = [input, size, key](benchmark::State& st, Session& s) {
         Shared<GemmInput>::Use use(*input);
         const gemm::GemmProblem& p = use.get().problem;
-        std::vector<double> samples;
         Eigen::MatrixXd c(size.M, size.N);
-        for (int i = 0; i < std::max(1, std::min(3, s.opt.repetitions)); ++i) {
-          const auto t0 = std::chrono::steady_clock::now();
-          c.noalias() = p.A * p.B;
-          samples.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-        }
-        report(st, s, key, TimingStats::from_samples(samples), "TFLOP/s", gemm::flops(size.M, size.N, size.K) / 1e12,
-               0);
+        const TimingStats t = time_on_host(host_timing(s), [&] { c.noalias() = p.A * p.B; });
+        report(st, s, key, t, "TFLOP/s", gemm::flops(size.M, size.N, size.K) / 1e12, 0);
       };
       rows.push_back(std::move(row));
     }
@@ -289,19 +285,14 @@ void add_reduce_rows(std::vector<Row>& rows, const std::vector<std::size_t>& cou
             Shared<reduce::ReduceData>::Use use(*input);
             reduce::ReduceData& data = use.get();
             const auto* x = static_cast<const double*>(data.host());
-            std::vector<double> samples;
             double result = 0;
-            for (int i = 0; i < std::max(1, std::min(3, s.opt.repetitions)); ++i) {
-              const auto t0 = std::chrono::steady_clock::now();
-              result = fn(x, data.n());
-              samples.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-            }
+            const TimingStats t = time_on_host(host_timing(s), [&] { result = fn(x, data.n()); });
             reduce::Value v;
             v.dtype = reduce::DType::F64;
             v.f = result;
             const reduce::ReduceCheck c = reduce::check_result(data.reference(), v, data.n(), data.seed());
             if (!c.ok) return fail(st, s, "validation failed: " + c.report);
-            report(st, s, key, TimingStats::from_samples(samples), "GB/s", static_cast<double>(data.bytes()) / 1e9, 0);
+            report(st, s, key, t, "GB/s", static_cast<double>(data.bytes()) / 1e9, 0);
           };
           rows.push_back(std::move(row));
         }

@@ -1,6 +1,7 @@
 #include "common/timing.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <stdexcept>
 
 namespace ks {
@@ -51,6 +52,19 @@ TimingStats time_on_stream(cudaStream_t stream, const TimingOptions& opts, const
     timer.start(stream);
     run();
     samples.push_back(timer.stop_ms(stream));
+  }
+  return TimingStats::from_samples(std::move(samples));
+}
+
+TimingStats time_on_host(const TimingOptions& opts, const std::function<void()>& run) {
+  if (opts.repetitions < 1) throw std::invalid_argument("time_on_host: repetitions must be >= 1");
+  for (int i = 0; i < opts.warmup; ++i) run();
+  std::vector<double> samples;
+  samples.reserve(static_cast<std::size_t>(opts.repetitions));
+  for (int i = 0; i < opts.repetitions; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    run();
+    samples.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
   }
   return TimingStats::from_samples(std::move(samples));
 }

@@ -54,4 +54,7 @@ struct TimingOptions {
 TimingStats time_on_stream(cudaStream_t stream, const TimingOptions& opts, const std::function<void()>& run,
                            const std::function<void()>& prepare = {});
 
+// The same for host work, timed with the steady clock: `opts.warmup` untimed runs, then `opts.repetitions`.
+TimingStats time_on_host(const TimingOptions& opts, const std::function<void()>& run);
+
 }  // namespace ks

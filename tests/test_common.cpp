@@ -22,6 +22,15 @@ TEST(TimingStatsTest, MedianMinMax) {
   EXPECT_THROW(TimingStats::from_samples({}), std::invalid_argument);
 }
 
+TEST(TimingOnHost, WarmsUpThenTimesEachRepetition) {
+  int calls = 0;
+  const TimingStats t = time_on_host({2, 5}, [&] { ++calls; });
+  EXPECT_EQ(calls, 7);
+  EXPECT_EQ(t.samples_ms.size(), 5u);
+  EXPECT_GE(t.min_ms, 0.0);
+  EXPECT_THROW(time_on_host({0, 0}, [] {}), std::invalid_argument);
+}
+
 TEST(RandomTest, SeededFillsRepeatAndDiffer) {
   std::vector<double> a(64), b(64), c(64);
   fill_random(a.data(), a.size(), 7);
