@@ -15,6 +15,8 @@ import os
 import sys
 from collections import OrderedDict
 
+from kresults import row_error, row_name
+
 RATES = ("TFLOP/s", "GB/s", "Gpoints/s")
 
 
@@ -26,13 +28,12 @@ def load(path):
                                 ctx.get("git_revision", "?"))
     rows = OrderedDict()
     for b in doc.get("benchmarks", []):
-        name = b["name"].split("/iterations:")[0]
-        rows[name] = b
+        rows[row_name(b)] = b
     return label, ctx, rows
 
 
 def describe(b):
-    err = b.get("error_message") or b.get("skip_message")
+    err = row_error(b)
     if err:
         return "failed" if "validation" in err else err
     rate = next((r for r in RATES if r in b), None)
@@ -83,7 +84,7 @@ def plots(files, outdir):
     for label, ctx, rows in files:
         for name, b in rows.items():
             parts = name.split("/")
-            if b.get("error_message") or b.get("skip_message"):
+            if row_error(b):
                 continue
             if parts[0] == "gemm" and parts[2] == "device" and "TFLOP/s" in b:
                 fig, series, size, rate = "gemm_device", (parts[1], label), parts[3], b["TFLOP/s"]

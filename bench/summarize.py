@@ -8,12 +8,12 @@ import json
 import sys
 from collections import OrderedDict
 
+from kresults import row_error, row_name
+
 
 def rows(doc):
     for b in doc["benchmarks"]:
-        name = b["name"].split("/iterations:")[0]
-        err = b.get("error_message") or b.get("skip_message") or ""
-        yield name.split("/"), b, err
+        yield row_name(b).split("/"), b, row_error(b)
 
 
 def cell(b, err, rate):
