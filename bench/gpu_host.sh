@@ -6,6 +6,8 @@
 #   test [ctest args]  the whole test suite
 #   cc                 check_cc of this build, and of a CUDAARCHS=75 build (PTX/SASS report)
 #   bench [kbench run args]   kbench run, JSON to $OUT/results.json, markdown table to $OUT/table.md
+#   autotune [args]    kbench autotune: every dmma configuration against cuBLAS, to $OUT/autotune.md (+ .json)
+#   sanitize [tools]   tests/sanitize_gpu.sh: the GPU tests under compute-sanitizer on small odd sizes
 #   sass               registers/spills of every kernel and the SASS opcode mix, to $OUT/resources.txt
 # Example: bench/gpu_host.sh build test cc bench
 # The host copy has no .git: `git describe --always --dirty > .gpu/revision` beforehand records the revision.
@@ -20,7 +22,7 @@ status=0
 while [ $# -gt 0 ]; do
   step=$1; shift
   args=()
-  while [ $# -gt 0 ] && [[ ! "$1" =~ ^(build|test|cc|bench|sass)$ ]]; do args+=("$1"); shift; done
+  while [ $# -gt 0 ] && [[ ! "$1" =~ ^(build|test|cc|bench|autotune|sanitize|sass)$ ]]; do args+=("$1"); shift; done
   echo "=== $step ${args[*]:-}"
   case "$step" in
     build)
@@ -42,6 +44,12 @@ while [ $# -gt 0 ]; do
       "$build/bench/kbench" run --out "$out/results.json" --format md "${args[@]}" >"$out/table.md" \
         2>"$out/bench.log" || status=1
       cat "$out/table.md" ;;
+    autotune)
+      "$build/bench/kbench" autotune --out "$out/autotune.json" "${args[@]}" >"$out/autotune.md" \
+        2>"$out/autotune.log" || status=1
+      cat "$out/autotune.md" ;;
+    sanitize)
+      OUT="$out" tests/sanitize_gpu.sh "$build" "${args[@]}" || status=1 ;;
     sass)
       for o in $(find "$build" -name '*.cu.o'); do
         cuobjdump --dump-resource-usage "$o" 2>/dev/null | grep -E "Function|REG" | sed "s|^|$(basename "$o"): |"

@@ -1,6 +1,7 @@
 // kbench: the suite's benchmark runner. CLI11 front, Google Benchmark measurement.
 //   kbench list [gemm|reduce]
 //   kbench compare A.json B.json ... [--plots DIR]   (bench/compare.py: tables, and plots with matplotlib)
+//   kbench autotune [--sizes LIST] [--repetitions N] [--warmup N] [--out FILE.json]
 //   kbench resources [--threads N] [--filter REGEX] [--all] [--cuobjdump PATH]
 //   kbench run [--suite gemm|reduce|integral|all] [--variants REGEX] [--sizes LIST] [--types LIST]
 //              [--mode LIST] [--block N] [--repetitions N] [--warmup N] [--no-validate]
@@ -18,6 +19,7 @@
 #include "common/device_info.hpp"
 #include "common/random.hpp"
 #include "common/timing.hpp"
+#include "gemm/dmma.hpp"
 #include "gemm/modes.hpp"
 #include "reduce/runner.hpp"
 
@@ -26,6 +28,7 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 #include <cstring>
 #include <cmath>
@@ -333,11 +336,14 @@ void add_integral_rows(std::vector<Row>& rows, const std::vector<std::size_t>& c
 
 // ---- the plan ----
 
+// Tuning configurations (VariantInfo::tuning) run only when --variants is given (not the default pattern).
 template <class Variant>
-std::vector<const Variant*> select(const Registry<Variant>& reg, const std::regex& pattern) {
+std::vector<const Variant*> select(const Registry<Variant>& reg, const std::regex& pattern, bool explicit_pattern) {
   std::vector<const Variant*> out;
-  for (const Variant* v : reg.all())
+  for (const Variant* v : reg.all()) {
+    if (v->info.tuning && !explicit_pattern && !v->info.anchor) continue;
     if (v->info.anchor || std::regex_match(v->info.name, pattern)) out.push_back(v);
+  }
   // The anchor always runs, first in each group, so every row has its ratio.
   std::stable_partition(out.begin(), out.end(), [](const Variant* v) { return v->info.anchor; });
   return out;
@@ -364,6 +370,7 @@ Plan parse_plan(const Options& o) {
   Plan p;
   const bool all = o.suite == "all";
   const bool defaults = o.sizes.empty();
+  const bool explicit_pattern = o.variants != Options{}.variants;
   p.gemm = all || o.suite == "gemm";
   p.reduce = all || o.suite == "reduce";
   p.integral = all || o.suite == "integral";
@@ -384,7 +391,7 @@ Plan parse_plan(const Options& o) {
   if (!o.types.empty())
     for (const std::string& t : split_list(o.types)) types.push_back(reduce::parse_dtype(t));
   if (p.gemm) {
-    p.gemm_variants = select(gemm::registry(), pattern);
+    p.gemm_variants = select(gemm::registry(), pattern, explicit_pattern);
     p.gemm_sizes = parse_gemm_sizes(defaults ? "1024,2048,4096" : o.sizes);
     p.modes = {gemm::Mode::Device};
     if (!o.modes.empty()) {
@@ -394,7 +401,7 @@ Plan parse_plan(const Options& o) {
       p.extra_modes = {gemm::Mode::Pageable, gemm::Mode::Pinned, gemm::Mode::Graph, gemm::Mode::Mapped};
     }
   }
-  if (p.reduce || p.integral) p.reduce_variants = select(reduce::registry(), pattern);
+  if (p.reduce || p.integral) p.reduce_variants = select(reduce::registry(), pattern, explicit_pattern);
   if (p.reduce) {
     p.reduce_counts = parse_counts(defaults ? "2^20,2^24,2^28" : o.sizes);
     p.reduce_types = types.empty() ? std::vector<reduce::DType>{reduce::DType::I64, reduce::DType::F64} : types;
@@ -473,7 +480,7 @@ void add_context(const DeviceFacts& d, const std::string& command_line) {
                                         "before each repetition of reductions");
 }
 
-int run(const Options& o, const std::string& command_line) {
+int run(const Options& o, const std::string& command_line, AfterTable after = {}) {
   const Plan plan = parse_plan(o);  // bad input is a usage error, GPU or not
   require_device(o.device);
   CUDA_CHECK(cudaSetDevice(o.device));
@@ -526,7 +533,7 @@ int run(const Options& o, const std::string& command_line) {
   benchmark::Initialize(&argc, argv.data());
   if (benchmark::ReportUnrecognizedArguments(argc, argv.data())) return cli::kUsage;
 
-  std::unique_ptr<benchmark::BenchmarkReporter> display = make_display_reporter(o.format, d);
+  std::unique_ptr<benchmark::BenchmarkReporter> display = make_display_reporter(o.format, d, std::move(after));
   benchmark::RunSpecifiedBenchmarks(display.get());
   benchmark::Shutdown();
   if (!tmp.empty()) {
@@ -534,6 +541,46 @@ int run(const Options& o, const std::string& command_line) {
     if (o.format != "json") std::fprintf(stderr, "results: %s\n", o.out.c_str());
   }
   return session.failed ? cli::kFailure : cli::kOk;
+}
+
+// `kbench autotune`: every dmma tile configuration against cuBLAS, then per size the fastest one and what the
+// dmma variant's rule (gemm/dmma.hpp) picks there.
+void print_tuning(const std::vector<TableRow>& rows) {
+  struct Best {
+    std::string variant;
+    double rate = 0;
+  };
+  std::vector<std::string> order;
+  std::map<std::string, Best> best;
+  std::map<std::string, double> anchor, rate_of;
+  const std::regex row_name("gemm/([a-z0-9_]+)/device/([0-9]+)x([0-9]+)x([0-9]+)");
+  for (const TableRow& r : rows) {
+    std::smatch m;
+    if (!r.error.empty() || !std::regex_match(r.name, m, row_name)) continue;
+    const std::string size = m[2].str() + "x" + m[3].str() + "x" + m[4].str(), variant = m[1];
+    if (std::find(order.begin(), order.end(), size) == order.end()) order.push_back(size);
+    rate_of[variant + "/" + size] = r.rate;
+    if (variant == "cublas") {
+      anchor[size] = r.rate;
+    } else if (r.rate > best[size].rate) {
+      best[size] = {variant, r.rate};
+    }
+  }
+  const gemm::dmma::Target target = gemm::dmma::current_target();
+  std::printf("\nautotune: the fastest dmma configuration per size (TFLOP/s, %% of cuBLAS), and the rule's pick\n");
+  std::printf("| size | fastest | TFLOP/s | vs cuBLAS | rule picks | its TFLOP/s |\n|---|---|---:|---:|---|---:|\n");
+  for (const std::string& size : order) {
+    const GemmSize s = parse_gemm_sizes(size).front();
+    const gemm::dmma::Config pick = gemm::dmma::choose(s.M, s.N, s.K, target);
+    const std::string picked = gemm::dmma::variant_for(pick);
+    const auto it = best.find(size);
+    if (it == best.end()) continue;
+    const double a = anchor.count(size) ? anchor[size] : 0;
+    const double pr = rate_of.count(picked + "/" + size) ? rate_of[picked + "/" + size] : 0;
+    std::printf("| %s | %s | %.2f | %s | %s (%s) | %.2f |\n", size.c_str(), it->second.variant.c_str(),
+                it->second.rate, a > 0 ? (std::to_string(static_cast<int>(100 * it->second.rate / a + 0.5)) + "%").c_str() : "-",
+                picked.c_str(), gemm::dmma::to_string(pick).c_str(), pr);
+  }
 }
 
 // Hands over to bench/compare.py (the source tree's copy) under python3.
@@ -625,9 +672,9 @@ int list(const std::string& family) {
   if (family.empty() || family == "gemm") {
     std::cout << "gemm variants (modes: device, pageable, pinned, graph, mapped):\n";
     for (const auto* v : gemm::registry().all())
-      std::printf("  %-16s cc>=%-4s %s\n", v->info.name.c_str(),
+      std::printf("  %-20s cc>=%-4s %s%s\n", v->info.name.c_str(),
                   v->info.min_cc ? std::to_string(v->info.min_cc / 10.0).substr(0, 3).c_str() : "any",
-                  v->info.summary.c_str());
+                  v->info.summary.c_str(), v->info.tuning ? " [tuning: runs when --variants names it]" : "");
   }
   if (family.empty() || family == "reduce") {
     std::cout << "reduce variants (types: int32, int64, float, double; ops: sum, sumsq):\n";
@@ -686,6 +733,14 @@ int main(int argc, char** argv) {
       ->check(CLI::IsMember({"console", "md", "csv", "json"}));
   run_cmd->add_option("--device", o.device, "CUDA device index")->check(CLI::NonNegativeNumber);
   run_cmd->allow_extras();
+  Options to;
+  auto* tune_cmd = app.add_subcommand(
+      "autotune", "Time every dmma tile configuration against cuBLAS on this GPU and print the fastest per size");
+  tune_cmd->add_option("--sizes", to.sizes, "GEMM sizes: 1024,2048 or MxNxK (default: a square, odd and skinny mix)");
+  tune_cmd->add_option("--repetitions", to.repetitions, "Timed repetitions per row")->check(CLI::Range(1, 100000));
+  tune_cmd->add_option("--warmup", to.warmup, "Untimed runs before timing")->check(CLI::Range(0, 100000));
+  tune_cmd->add_option("--out", to.out, "Write Google Benchmark JSON with context to this file");
+  tune_cmd->add_option("--device", to.device, "CUDA device index")->check(CLI::NonNegativeNumber);
   try {
     app.parse(argc, argv);
     for (const std::string& extra : run_cmd->remaining()) {
@@ -710,5 +765,13 @@ int main(int argc, char** argv) {
   }
   std::string command_line;
   for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
+  if (*tune_cmd) {
+    to.suite = "gemm";
+    to.variants = "dmma_.*";
+    to.modes = "device";
+    to.skip_ceilings = true;
+    if (to.sizes.empty()) to.sizes = "1024,2048,4096,8192,4095,4097,3000,256x256x4096,64x4096x4096,4096x64x4096";
+    return ks::cli::guarded("kbench", [&] { return run(to, command_line, print_tuning); });
+  }
   return ks::cli::guarded("kbench", [&] { return run(o, command_line); });
 }

@@ -20,7 +20,8 @@ auto error_text(const R& r, long) -> decltype(r.skip_message, std::string()) {
 
 class TableReporter : public benchmark::BenchmarkReporter {
  public:
-  TableReporter(TableFormat format, DeviceFacts d) : format_(format), device_(std::move(d)) {}
+  TableReporter(TableFormat format, DeviceFacts d, AfterTable after)
+      : format_(format), device_(std::move(d)), after_(std::move(after)) {}
 
   bool ReportContext(const Context&) override {
     if (format_ == TableFormat::Csv) return true;
@@ -59,11 +60,13 @@ class TableReporter : public benchmark::BenchmarkReporter {
   void Finalize() override {
     if (format_ != TableFormat::Csv) std::cout << "\n";
     std::cout << render_table(rows_, format_);
+    if (after_ && format_ != TableFormat::Csv) after_(rows_);
   }
 
  private:
   TableFormat format_;
   DeviceFacts device_;
+  AfterTable after_;
   std::vector<TableRow> rows_;
 };
 
@@ -137,10 +140,11 @@ std::string render_table(const std::vector<TableRow>& rows, TableFormat format) 
   return os.str();
 }
 
-std::unique_ptr<benchmark::BenchmarkReporter> make_display_reporter(const std::string& format, const DeviceFacts& d) {
+std::unique_ptr<benchmark::BenchmarkReporter> make_display_reporter(const std::string& format, const DeviceFacts& d,
+                                                                    AfterTable after) {
   if (format == "json") return std::make_unique<benchmark::JSONReporter>();
   const TableFormat f = format == "md" ? TableFormat::Markdown : format == "csv" ? TableFormat::Csv : TableFormat::Console;
-  return std::make_unique<TableReporter>(f, d);
+  return std::make_unique<TableReporter>(f, d, std::move(after));
 }
 
 }  // namespace ks::bench

@@ -5,12 +5,12 @@
 
 #include <benchmark/benchmark.h>
 
+#include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 namespace ks::bench {
-
-std::unique_ptr<benchmark::BenchmarkReporter> make_display_reporter(const std::string& format, const DeviceFacts& d);
 
 // One row as displayed: what the table reporter reads off a benchmark run.
 struct TableRow {
@@ -24,6 +24,11 @@ struct TableRow {
 };
 
 enum class TableFormat { Console, Markdown, Csv };
+
+// `after` (console and md formats) gets the rows once the table is printed, e.g. to print a summary.
+using AfterTable = std::function<void(const std::vector<TableRow>&)>;
+std::unique_ptr<benchmark::BenchmarkReporter> make_display_reporter(const std::string& format, const DeviceFacts& d,
+                                                                    AfterTable after = {});
 
 // Renders rows as aligned console text, a markdown table, or CSV.
 std::string render_table(const std::vector<TableRow>& rows, TableFormat format);

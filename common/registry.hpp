@@ -21,6 +21,9 @@ struct VariantInfo {
   int rank = 0;         // position on the ladder (listing order)
   bool anchor = false;  // the vendor library every other variant is compared with
   bool deterministic = true;  // bitwise-identical floating-point results run to run
+  // One fixed configuration of another variant (for autotuning): tested like any variant, but benchmarked
+  // only when --variants names it (a pattern other than the default).
+  bool tuning = false;
 };
 
 // One registry per variant family (Variant has a public `VariantInfo info`).

@@ -5,6 +5,7 @@
 
 #include <gtest/gtest.h>
 
+#include <cstdlib>
 #include <string>
 
 #define KS_REQUIRE_GPU()                                              \
@@ -21,6 +22,20 @@ inline int current_cc() {
   CUDA_CHECK(cudaGetDevice(&dev));
   const DeviceFacts d = query_device(dev);
   return d.cc();
+}
+
+// KS_SMALL_SIZES set (tests/sanitize_gpu.sh): the GPU tests keep to small sizes, so that they finish under
+// compute-sanitizer, which slows kernels by one to two orders of magnitude.
+inline bool small_sizes_only() { return std::getenv("KS_SMALL_SIZES") != nullptr; }
+
+// `sizes` without the ones above `limit` when small_sizes_only().
+template <class C>
+C small_if_asked(C sizes, std::size_t limit = 4097) {
+  if (!small_sizes_only()) return sizes;
+  C out;
+  for (const auto& n : sizes)
+    if (static_cast<std::size_t>(n) <= limit) out.insert(out.end(), n);
+  return out;
 }
 
 // gtest parameter names allow only [A-Za-z0-9_].

@@ -1,3 +1,4 @@
+#include "gemm/dmma.hpp"
 #include "gemm/gemm.hpp"
 #include "gemm/modes.hpp"
 #include "gemm/problem.hpp"
@@ -111,6 +112,50 @@ TEST(GemmRegistryTest, HoldsTheLadderAndTheAnchor) {
   EXPECT_EQ(registry().anchor()->info.name, "cublas");
 }
 
+TEST(DmmaRule, PicksBigTilesWhenTheyFillTheGpuElseSmallerOrSplitK) {
+  const dmma::Target h200{132, 90};
+  dmma::Config c = dmma::choose(4096, 4096, 4096, h200);
+  EXPECT_EQ(c.bm, 128);
+  EXPECT_EQ(c.splits, 1);
+  EXPECT_EQ(c.instr, dmma::Instr::K16);
+  c = dmma::choose(1024, 1024, 1024, h200);  // 64 big tiles < 132 SMs; 256 small ones
+  EXPECT_EQ(c.bm, 64);
+  EXPECT_EQ(c.splits, 1);
+  c = dmma::choose(256, 256, 4096, h200);  // 16 small tiles: split K 9 ways
+  EXPECT_EQ(c.bm, 64);
+  EXPECT_EQ(c.splits, 9);
+  EXPECT_EQ(dmma::choose(256, 256, 4096, {132, 86}).instr, dmma::Instr::K4);
+  EXPECT_EQ(dmma::variant_for(c), "dmma_64x64_splitk");
+  EXPECT_EQ(dmma::variant_for(dmma::choose(4096, 4096, 4096, h200)), "dmma_128x128");
+  // Splits never go below kMinSplitDepth of K each, nor above kMaxSplits.
+  EXPECT_EQ(dmma::split_count(64, 64, 300, 64, 64, 132), 1);
+  EXPECT_EQ(dmma::split_count(64, 64, 1 << 20, 64, 64, 132), dmma::kMaxSplits);
+}
+
+TEST(DmmaRule, SplitsCoverKExactlyInWholeKTiles) {
+  for (int K : {1, 15, 16, 17, 255, 1001, 4096, 5000, 65537}) {
+    for (int splits : {1, 2, 3, 7, 16}) {
+      const int depth = dmma::split_depth(K, splits);
+      EXPECT_EQ(depth % 16, 0) << K << " " << splits;
+      const int used = (K + depth - 1) / depth;
+      EXPECT_LE(used, splits) << K << " " << splits;
+      EXPECT_GE(static_cast<long long>(used) * depth, K);
+      EXPECT_LT(static_cast<long long>(used - 1) * depth, K);  // no empty split
+    }
+  }
+}
+
+TEST(GemmRegistryTest, TuningConfigurationsAreMarked) {
+  for (const char* name : {"dmma_128x128", "dmma_64x64", "dmma_64x64_splitk", "dmma_128x128_m8n8k4"}) {
+    const GemmVariant* v = registry().find(name);
+    ASSERT_NE(v, nullptr) << name;
+    EXPECT_TRUE(v->info.tuning) << name;
+    EXPECT_EQ(v->info.min_cc, 80) << name;
+  }
+  ASSERT_NE(registry().find("dmma"), nullptr);
+  EXPECT_FALSE(registry().find("dmma")->info.tuning);
+}
+
 // ---- GPU: every variant x mode over odd shapes ----
 
 struct ShapeCase {
@@ -124,6 +169,8 @@ const std::vector<ShapeCase>& shape_cases() {
       {{127, 129, 131}, true},      {{256, 256, 256}, false},     {{1000, 1000, 1000}, false},
       {{2048, 64, 512}, true},      {{64, 2048, 512}, false},     {{33, 17, 45, 40, 50, 37}, false},
       {{100, 90, 80, 128, 96, 101}, true},
+      // Deep K on a small C: the dmma rule splits K (16 splits here; 3 uneven ones below, odd lda).
+      {{96, 80, 5000}, false},      {{70, 50, 1001, 71, 1002, 70}, true},
   };
   return c;
 }
