@@ -39,14 +39,14 @@
 namespace ks::gemm {
 namespace dmma {
 
-constexpr int BK = 16;
 constexpr int kPad = 4;  // pitch = 4 (mod 16) doubles: conflict-free fragment loads
 
 // The device code lives in a named (not anonymous) namespace: code compiled for sm_75 never uses most of
 // it, and nvcc warns about unreferenced entities with internal linkage.
-template <int BM_, int BN_, int WARPS_M_, int WARPS_N_, int STAGES_, int VEC_, Instr I_>
+template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int STAGES_, int VEC_, Instr I_>
 struct Tile {
-  static constexpr int BM = BM_, BN = BN_, WARPS_M = WARPS_M_, WARPS_N = WARPS_N_, STAGES = STAGES_, VEC = VEC_;
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, WARPS_M = WARPS_M_, WARPS_N = WARPS_N_, STAGES = STAGES_;
+  static constexpr int VEC = VEC_;
   static constexpr Instr I = I_;
   static constexpr int kThreads = 32 * WARPS_M * WARPS_N;
   static constexpr int WTM = BM / WARPS_M, WTN = BN / WARPS_N;  // warp tile
@@ -57,6 +57,7 @@ struct Tile {
   static constexpr int kACopies = BK * BM / VEC / kThreads;  // cp.async per thread per stage
   static constexpr int kBCopies = BN * BK / VEC / kThreads;
   static_assert(BM % (16 * WARPS_M) == 0 && BN % (8 * WARPS_N) == 0, "warp tile must hold whole mma tiles");
+  static_assert(BK % 16 == 0, "k-tiles hold whole 16-deep mma steps");
   static_assert(BK * BM / VEC % kThreads == 0 && BN * BK / VEC % kThreads == 0, "copies must divide evenly");
   static_assert(LDA % 16 == kPad && LDB % 16 == kPad, "pitches keep the fragment loads conflict-free");
 };
@@ -128,27 +129,27 @@ template <class T>
 __global__ void __launch_bounds__(T::kThreads, 1) dmma_kernel(GemmArgs a, double* partial, int split_depth) {
 #if __CUDA_ARCH__ >= 800
   extern __shared__ __align__(16) double smem[];
-  double* const As = smem;                              // [STAGES][BK][LDA]
-  double* const Bs = smem + T::STAGES * BK * T::LDA;   // [STAGES][BN][LDB]
+  double* const As = smem;                              // [STAGES][T::BK][LDA]
+  double* const Bs = smem + T::STAGES * T::BK * T::LDA;   // [STAGES][BN][LDB]
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int g = lane / 4, t = lane % 4;
   const int wm = warp % T::WARPS_M, wn = warp / T::WARPS_M;
   const int i0 = blockIdx.x * T::BM, j0 = blockIdx.y * T::BN;
   const int kbeg = blockIdx.z * split_depth;
   const int kend = min(a.K, kbeg + split_depth);
-  const int ktiles = ceil_div(kend - kbeg, BK);
+  const int ktiles = ceil_div(kend - kbeg, T::BK);
 
   // Copy r of thread tid is element c = tid + r * kThreads of the tile. A thread's copies share one row
   // (A) or one k (B) and step by a fixed number of columns, so one pointer walks them: fewer live registers.
-  constexpr int kAPerCol = T::BM / T::VEC, kBPerCol = BK / T::VEC;
+  constexpr int kAPerCol = T::BM / T::VEC, kBPerCol = T::BK / T::VEC;
   static_assert(T::kThreads % kAPerCol == 0 && T::kThreads % kBPerCol == 0, "copies keep their row");
   constexpr int kAStep = T::kThreads / kAPerCol, kBStep = T::kThreads / kBPerCol;  // columns between copies
   const int a_m = (tid % kAPerCol) * T::VEC, a_k = tid / kAPerCol;
   const int b_k = (tid % kBPerCol) * T::VEC, b_n = tid / kBPerCol;
   const int a_rows = max(0, min(T::VEC, a.M - (i0 + a_m)));  // 0 .. VEC elements of the row pair exist
   auto load_stage = [&](int stage, int kt) {
-    const int k0 = kbeg + kt * BK;
-    double* as = As + stage * BK * T::LDA + a_k * T::LDA + a_m;
+    const int k0 = kbeg + kt * T::BK;
+    double* as = As + stage * T::BK * T::LDA + a_k * T::LDA + a_m;
     const double* pa = a.A + (i0 + a_m) + static_cast<size_t>(k0 + a_k) * a.lda;
 #pragma unroll
     for (int r = 0; r < T::kACopies; ++r) {
@@ -183,20 +184,23 @@ __global__ void __launch_bounds__(T::kThreads, 1) dmma_kernel(GemmArgs a, double
     if (next < ktiles) load_stage(next % T::STAGES, next);  // overwrites k-tile kt - 1's buffer
     cp_async_commit();
 
-    const double* as = As + (kt % T::STAGES) * BK * T::LDA + a_off;
+    const double* as = As + (kt % T::STAGES) * T::BK * T::LDA + a_off;
     const double* bs = Bs + (kt % T::STAGES) * T::BN * T::LDB + b_off;
-    double b[T::NT][4];
 #pragma unroll
-    for (int nt = 0; nt < T::NT; ++nt)
+    for (int ks = 0; ks < T::BK / 16; ++ks) {  // no barrier inside: loads of step ks + 1 overlap step ks
+      double b[T::NT][4];
 #pragma unroll
-      for (int i = 0; i < 4; ++i) b[nt][i] = bs[nt * 8 * T::LDB + 4 * i];
+      for (int nt = 0; nt < T::NT; ++nt)
 #pragma unroll
-    for (int mt = 0; mt < T::MT; ++mt) {
-      double af[8];
+        for (int i = 0; i < 4; ++i) b[nt][i] = bs[nt * 8 * T::LDB + 16 * ks + 4 * i];
 #pragma unroll
-      for (int i = 0; i < 8; ++i) af[i] = as[4 * (i / 2) * T::LDA + mt * 16 + 8 * (i % 2)];
+      for (int mt = 0; mt < T::MT; ++mt) {
+        double af[8];
 #pragma unroll
-      for (int nt = 0; nt < T::NT; ++nt) mma_16x8x16<T::I>(acc[mt][nt], af, b[nt]);
+        for (int i = 0; i < 8; ++i) af[i] = as[(16 * ks + 4 * (i / 2)) * T::LDA + mt * 16 + 8 * (i % 2)];
+#pragma unroll
+        for (int nt = 0; nt < T::NT; ++nt) mma_16x8x16<T::I>(acc[mt][nt], af, b[nt]);
+      }
     }
   }
   cp_async_wait<0>();  // nothing may still be writing shared memory when the block exits
@@ -278,21 +282,33 @@ void launch_tile(const GemmArgs& a, ExecContext& ctx, int splits) {
   }
 }
 
-template <int BM, int BN, int WM, int WN, int STAGES, Instr I>
-void launch_shape(const GemmArgs& a, ExecContext& ctx, int splits) {
+// 16-byte copies: lda and ldb even, A and B 16-byte aligned.
+bool wide_loads(const GemmArgs& a) {
   auto aligned16 = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
-  if (a.lda % 2 == 0 && a.ldb % 2 == 0 && aligned16(a.A) && aligned16(a.B))
-    launch_tile<Tile<BM, BN, WM, WN, STAGES, 2, I>>(a, ctx, splits);
-  else
-    launch_tile<Tile<BM, BN, WM, WN, STAGES, 1, I>>(a, ctx, splits);
+  return a.lda % 2 == 0 && a.ldb % 2 == 0 && aligned16(a.A) && aligned16(a.B);
 }
 
+template <int BM, int BN, int BK, int WM, int WN, int STAGES, Instr I>
+void launch_shape(const GemmArgs& a, ExecContext& ctx, int splits) {
+  if (wide_loads(a))
+    launch_tile<Tile<BM, BN, BK, WM, WN, STAGES, 2, I>>(a, ctx, splits);
+  else
+    launch_tile<Tile<BM, BN, BK, WM, WN, STAGES, 1, I>>(a, ctx, splits);
+}
+
+// The tile shapes: block tile, k-tile depth, warps (M x N), pipeline stages. Shared memory per block:
+// 128x128x16 4 stages 146 KiB (1 block/SM); 128x128x32 3 stages 207 KiB (1); 128x64x16 4 stages 106 KiB (2);
+// 64x64x16 4 stages 74 KiB (3).
 template <Instr I>
 void launch_instr(const GemmArgs& a, ExecContext& ctx, const Config& c) {
-  if (c.bm == 128 && c.bn == 128)
-    launch_shape<128, 128, 2, 4, 4, I>(a, ctx, c.splits);
-  else if (c.bm == 64 && c.bn == 64)
-    launch_shape<64, 64, 2, 2, 4, I>(a, ctx, c.splits);
+  if (c.bm == 128 && c.bn == 128 && c.bk == 16)
+    launch_shape<128, 128, 16, 2, 4, 4, I>(a, ctx, c.splits);
+  else if (c.bm == 128 && c.bn == 128 && c.bk == 32)
+    launch_shape<128, 128, 32, 2, 4, 3, I>(a, ctx, c.splits);
+  else if (c.bm == 128 && c.bn == 64 && c.bk == 16)
+    launch_shape<128, 64, 16, 2, 2, 4, I>(a, ctx, c.splits);
+  else if (c.bm == 64 && c.bn == 64 && c.bk == 16)
+    launch_shape<64, 64, 16, 2, 2, 4, I>(a, ctx, c.splits);
   else
     throw std::invalid_argument("dmma: no " + dmma::to_string(c) + " tile configuration");
 }
@@ -313,7 +329,7 @@ dmma::Target target() {
     CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
     cudaFuncAttributes fa{};
     // The virtual architecture the code that runs here was compiled from (JIT from older PTX keeps it).
-    CUDA_CHECK(cudaFuncGetAttributes(&fa, dmma_kernel<Tile<64, 64, 2, 2, 4, 1, Instr::K4>>));
+    CUDA_CHECK(cudaFuncGetAttributes(&fa, dmma_kernel<Tile<64, 64, 16, 2, 2, 4, 1, Instr::K4>>));
     t.code_arch = fa.ptxVersion;
     it = cache.emplace(device, std::make_pair(t, 10 * major + minor)).first;
   }
@@ -336,12 +352,13 @@ void run(const GemmArgs& a, ExecContext& ctx, Config c) {
 }
 
 // A fixed configuration: `splits` >= 1 as given; -1: the rule's split count for this tile, but at least 2.
-GemmLaunch fixed(int bm, int bn, int splits, std::optional<Instr> instr) {
+GemmLaunch fixed(int bm, int bn, int bk, int splits, std::optional<Instr> instr) {
   return [=](const GemmArgs& a, ExecContext& ctx) {
     const dmma::Target t = target();
     Config c;
     c.bm = bm;
     c.bn = bn;
+    c.bk = bk;
     c.instr = instr.value_or(t.code_arch >= 90 ? Instr::K16 : Instr::K4);
     c.splits = splits >= 1 ? splits : dmma::split_count(a.M, a.N, a.K, bm, bn, t.sm_count);
     if (splits < 0) c.splits = std::max(2, c.splits);
@@ -358,25 +375,34 @@ namespace {
 constexpr int kDmmaCc = 80;
 
 const auto& kRegistered = registry().add(
-    {{"dmma", "FP64 tensor cores (mma.sync f64), cp.async 4-stage pipeline; tile and split-K chosen by shape",
+    {{"dmma", "FP64 tensor cores (mma.sync f64), cp.async multi-stage pipeline; tile and split-K chosen by shape",
       kDmmaCc, 50},
-     [](const GemmArgs& a, ExecContext& ctx) { run(a, ctx, dmma::choose(a.M, a.N, a.K, target())); }});
+     [](const GemmArgs& a, ExecContext& ctx) { run(a, ctx, dmma::choose(a.M, a.N, a.K, target(), wide_loads(a))); }});
 
 // The configurations the rule chooses from, each on its own, for autotuning and testing.
 const auto& kRegistered128 = registry().add(
-    {{"dmma_128x128", "dmma, 128x128 tiles (8 warps of 64x32), no split-K", kDmmaCc, 51, false, true, true},
-     fixed(128, 128, 1, std::nullopt)});
-const auto& kRegistered64 = registry().add(
-    {{"dmma_64x64", "dmma, 64x64 tiles (4 warps of 32x32), no split-K", kDmmaCc, 52, false, true, true},
-     fixed(64, 64, 1, std::nullopt)});
-const auto& kRegisteredSplit = registry().add(
-    {{"dmma_64x64_splitk", "dmma, 64x64 tiles, split-K (at least 2 splits where K allows)", kDmmaCc, 53, false,
+    {{"dmma_128x128", "dmma, 128x128x16 tiles (8 warps of 64x32), 4 stages, no split-K", kDmmaCc, 51, false, true,
+      true},
+     fixed(128, 128, 16, 1, std::nullopt)});
+const auto& kRegistered128k32 = registry().add(
+    {{"dmma_128x128_k32", "dmma, 128x128x32 tiles (8 warps of 64x32), 3 stages, no split-K", kDmmaCc, 52, false,
       true, true},
-     fixed(64, 64, -1, std::nullopt)});
-const auto& kRegisteredK4 = registry().add(
-    {{"dmma_128x128_m8n8k4", "dmma, 128x128 tiles on mma.sync.m8n8k4 (the sm_80/86 instruction)", kDmmaCc, 54,
+     fixed(128, 128, 32, 1, std::nullopt)});
+const auto& kRegistered128x64 = registry().add(
+    {{"dmma_128x64", "dmma, 128x64x16 tiles (4 warps of 64x32), 4 stages, 2 blocks/SM, no split-K", kDmmaCc, 53,
       false, true, true},
-     fixed(128, 128, 1, Instr::K4)});
+     fixed(128, 64, 16, 1, std::nullopt)});
+const auto& kRegistered64 = registry().add(
+    {{"dmma_64x64", "dmma, 64x64x16 tiles (4 warps of 32x32), 4 stages, no split-K", kDmmaCc, 54, false, true, true},
+     fixed(64, 64, 16, 1, std::nullopt)});
+const auto& kRegisteredSplit = registry().add(
+    {{"dmma_64x64_splitk", "dmma, 64x64x16 tiles, split-K (at least 2 splits where K allows)", kDmmaCc, 55, false,
+      true, true},
+     fixed(64, 64, 16, -1, std::nullopt)});
+const auto& kRegisteredK4 = registry().add(
+    {{"dmma_128x128_m8n8k4", "dmma, 128x128x16 tiles on mma.sync.m8n8k4 (the sm_80/86 instruction)", kDmmaCc, 56,
+      false, true, true},
+     fixed(128, 128, 16, 1, Instr::K4)});
 
 }  // namespace
 }  // namespace ks::gemm

@@ -13,6 +13,7 @@ enum class Instr { K16, K4 };
 
 struct Config {
   int bm = 128, bn = 128;  // block tile of C
+  int bk = 16;             // depth of one pipeline stage
   int splits = 1;          // split-K: blocks along K, summed in a fixed order by a second kernel
   Instr instr = Instr::K16;
 };
@@ -23,12 +24,15 @@ struct Target {
   int code_arch = 90;  // the architecture the loaded kernel code was compiled for (e.g. 90, 86, 80)
 };
 
-// The tile configuration for an M x N x K product (the "dmma" variant's rule):
-//  * 128x128 tiles when they fill the GPU (at least one block per SM); they move the fewest bytes per flop;
-//  * else 64x64 tiles (three blocks fit on an SM) when those give at least one block per SM;
-//  * else 64x64 tiles with split-K: enough splits to reach one block per SM, each split at least 256 deep.
+// The tile configuration for an M x N x K product (the "dmma" variant's rule), from `kbench autotune` on an
+// H100 (docs/gemm-notes.md has the table). `wide_loads`: lda and ldb even and A, B 16-byte aligned, so the
+// 16-byte copies run.
+//  * very large C (128x128 tiles >= 16 waves) with wide loads: 128x128x32, which moves the fewest bytes;
+//  * C that fills the GPU with 128x64 tiles, wide loads: 128x64x16 (two blocks per SM);
+//  * else 64x64x16 (three blocks per SM) when its tiles fill the GPU; with 8-byte copies, always this one;
+//  * else 64x64 with split-K: enough splits to reach one block per SM, each split at least 256 deep.
 // The instruction is K16 where the code was compiled for sm_90, K4 otherwise.
-Config choose(int M, int N, int K, const Target& t);
+Config choose(int M, int N, int K, const Target& t, bool wide_loads = true);
 
 // Split count for split-K with bm x bn tiles: ceil(sm_count / tiles), capped so every split keeps at least
 // kMinSplitDepth of K, and at most kMaxSplits. 1 when the tiles already fill the GPU.

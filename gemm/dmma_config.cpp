@@ -25,17 +25,24 @@ int split_depth(int K, int splits) {
   return (depth + 15) / 16 * 16;
 }
 
-Config choose(int M, int N, int K, const Target& t) {
+Config choose(int M, int N, int K, const Target& t, bool wide_loads) {
   Config c;
   c.instr = t.code_arch >= 90 ? Instr::K16 : Instr::K4;
-  if (tiles(M, N, 128, 128) >= t.sm_count) return c;
+  if (wide_loads && tiles(M, N, 128, 128) >= 16LL * t.sm_count) {
+    c.bk = 32;
+    return c;
+  }
+  if (wide_loads && tiles(M, N, 128, 64) >= t.sm_count) {
+    c.bn = 64;
+    return c;
+  }
   c.bm = c.bn = 64;
   c.splits = split_count(M, N, K, 64, 64, t.sm_count);
   return c;
 }
 
 std::string to_string(const Config& c) {
-  std::string s = std::to_string(c.bm) + "x" + std::to_string(c.bn);
+  std::string s = std::to_string(c.bm) + "x" + std::to_string(c.bn) + "x" + std::to_string(c.bk);
   if (c.splits > 1) s += ", split-K " + std::to_string(c.splits);
   s += c.instr == Instr::K16 ? ", m16n8k16" : ", m8n8k4";
   return s;
@@ -43,6 +50,7 @@ std::string to_string(const Config& c) {
 
 std::string variant_for(const Config& c) {
   std::string v = "dmma_" + std::to_string(c.bm) + "x" + std::to_string(c.bn);
+  if (c.bk != 16) v += "_k" + std::to_string(c.bk);
   if (c.splits > 1) v += "_splitk";
   return v;
 }

@@ -116,8 +116,16 @@ TEST(DmmaRule, PicksBigTilesWhenTheyFillTheGpuElseSmallerOrSplitK) {
   const dmma::Target h200{132, 90};
   dmma::Config c = dmma::choose(4096, 4096, 4096, h200);
   EXPECT_EQ(c.bm, 128);
+  EXPECT_EQ(c.bn, 64);
   EXPECT_EQ(c.splits, 1);
   EXPECT_EQ(c.instr, dmma::Instr::K16);
+  c = dmma::choose(8192, 8192, 8192, h200);
+  EXPECT_EQ(c.bn, 128);
+  EXPECT_EQ(c.bk, 32);
+  EXPECT_EQ(dmma::variant_for(c), "dmma_128x128_k32");
+  c = dmma::choose(4095, 4095, 4095, h200, false);  // odd lda: 8-byte copies, small tiles
+  EXPECT_EQ(c.bm, 64);
+  EXPECT_EQ(c.splits, 1);
   c = dmma::choose(1024, 1024, 1024, h200);  // 64 big tiles < 132 SMs; 256 small ones
   EXPECT_EQ(c.bm, 64);
   EXPECT_EQ(c.splits, 1);
@@ -126,7 +134,7 @@ TEST(DmmaRule, PicksBigTilesWhenTheyFillTheGpuElseSmallerOrSplitK) {
   EXPECT_EQ(c.splits, 9);
   EXPECT_EQ(dmma::choose(256, 256, 4096, {132, 86}).instr, dmma::Instr::K4);
   EXPECT_EQ(dmma::variant_for(c), "dmma_64x64_splitk");
-  EXPECT_EQ(dmma::variant_for(dmma::choose(4096, 4096, 4096, h200)), "dmma_128x128");
+  EXPECT_EQ(dmma::variant_for(dmma::choose(4096, 4096, 4096, h200)), "dmma_128x64");
   // Splits never go below kMinSplitDepth of K each, nor above kMaxSplits.
   EXPECT_EQ(dmma::split_count(64, 64, 300, 64, 64, 132), 1);
   EXPECT_EQ(dmma::split_count(64, 64, 1 << 20, 64, 64, 132), dmma::kMaxSplits);
@@ -146,7 +154,8 @@ TEST(DmmaRule, SplitsCoverKExactlyInWholeKTiles) {
 }
 
 TEST(GemmRegistryTest, TuningConfigurationsAreMarked) {
-  for (const char* name : {"dmma_128x128", "dmma_64x64", "dmma_64x64_splitk", "dmma_128x128_m8n8k4"}) {
+  for (const char* name : {"dmma_128x128", "dmma_128x128_k32", "dmma_128x64", "dmma_64x64", "dmma_64x64_splitk",
+                           "dmma_128x128_m8n8k4"}) {
     const GemmVariant* v = registry().find(name);
     ASSERT_NE(v, nullptr) << name;
     EXPECT_TRUE(v->info.tuning) << name;
