@@ -12,11 +12,13 @@
 // Exit codes: 0 all rows valid, 1 a row failed or no GPU, 2 bad usage.
 #include "bench/ceilings.hpp"
 #include "bench/cli.hpp"
+#include "bench/clocks.hpp"
 #include "bench/parse.hpp"
 #include "bench/report.hpp"
 #include "bench/resources.hpp"
 #include "common/build_info.hpp"
 #include "common/device_info.hpp"
+#include "common/json.hpp"
 #include "common/random.hpp"
 #include "common/timing.hpp"
 #include "gemm/dmma.hpp"
@@ -30,10 +32,12 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <csignal>
 #include <cstring>
 #include <cmath>
 #include <cstdio>
 #include <fstream>
+#include <iterator>
 #include <iostream>
 #include <map>
 #include <memory>
@@ -46,6 +50,8 @@ extern const char* const kCublasConfig;
 }
 
 namespace ks::bench {
+void trap_kernel_launch(cudaStream_t stream);  // bench/fault.cu
+
 namespace {
 
 struct Options {
@@ -96,6 +102,18 @@ class Shared {
   int users_ = 0;
 };
 
+// SIGINT/SIGTERM: the row being measured finishes, the remaining rows are reported as not run, and the
+// results file is completed (valid JSON whose context says "interrupted"). A second signal kills as usual.
+volatile std::sig_atomic_t g_signal = 0;
+
+extern "C" void on_signal(int sig) {
+  g_signal = sig;
+  std::signal(sig, SIG_DFL);
+}
+
+// Test hooks, for the tests of the failure paths on a GPU host (tests/failures_gpu.sh):
+//   KS_BENCH_RESERVE_GIB=N   take N GiB of device memory first, as another job on a shared GPU would;
+//   KS_BENCH_FAULT=REGEX     rows whose name matches launch a kernel that traps (a sticky CUDA error) first.
 // What every row shares while the suite runs.
 struct Session {
   Options opt;
@@ -107,6 +125,7 @@ struct Session {
   std::map<std::string, double> anchor_ms;  // anchor group -> anchor's median
   int total = 0, started = 0;
   bool failed = false;
+  std::string stopped;  // why the remaining rows do not run (a sticky CUDA error); empty: running
   explicit Session(const Options& o, const DeviceFacts& d) : opt(o), device(d), flusher(d.index) {}
 };
 
@@ -418,24 +437,32 @@ std::size_t gemm_bytes(const GemmSize& s) {
               static_cast<std::size_t>(s.M) * s.N);
 }
 
-void require_memory(const std::string& what, double need_bytes, std::size_t free_bytes) {
-  if (need_bytes > 0.9 * static_cast<double>(free_bytes)) {
-    char buf[256];
-    std::snprintf(buf, sizeof buf, "%s needs about %.2f GiB of device memory; %.2f GiB are free", what.c_str(),
-                  need_bytes / (1 << 30), static_cast<double>(free_bytes) / (1 << 30));
+// A size that can never fit this device is a usage error, refused before any allocation. One that fits the
+// device but not what is free now (another job holds memory) is tried: its row fails with the allocation
+// error and the run goes on.
+void require_memory(const std::string& what, double need_bytes, std::size_t free_bytes, std::size_t total_bytes) {
+  char buf[256];
+  if (need_bytes > 0.95 * static_cast<double>(total_bytes)) {
+    std::snprintf(buf, sizeof buf, "%s needs about %.2f GiB of device memory; this GPU has %.2f GiB", what.c_str(),
+                  need_bytes / (1 << 30), static_cast<double>(total_bytes) / (1 << 30));
     throw std::invalid_argument(buf);
   }
+  if (need_bytes > static_cast<double>(free_bytes))
+    std::fprintf(stderr, "kbench: %s needs about %.2f GiB of device memory, more than the %.2f GiB free now; its rows "
+                 "will fail if it cannot be allocated\n", what.c_str(), need_bytes / (1 << 30),
+                 static_cast<double>(free_bytes) / (1 << 30));
 }
 
 // Checks the sizes against the device's free memory (before any allocation), then builds the rows.
 std::vector<Row> build_rows(const Plan& p) {
   std::size_t free_bytes = 0, total_bytes = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
-  for (const GemmSize& s : p.gemm_sizes) require_memory("GEMM " + s.str(), 1.0 * gemm_bytes(s), free_bytes);
+  for (const GemmSize& s : p.gemm_sizes)
+    require_memory("GEMM " + s.str(), 1.0 * gemm_bytes(s), free_bytes, total_bytes);
   for (std::size_t n : p.reduce_counts)
     for (reduce::DType t : p.reduce_types)
       require_memory("reduction of " + std::to_string(n) + " " + reduce::to_string(t),
-                     2.2 * static_cast<double>(n) * reduce::size_of(t), free_bytes);
+                     2.2 * static_cast<double>(n) * reduce::size_of(t), free_bytes, total_bytes);
   std::vector<Row> rows;
   if (p.gemm) add_gemm_rows(rows, p.gemm_sizes, p.modes, p.extra_modes, p.gemm_variants, true);
   if (p.reduce) add_reduce_rows(rows, p.reduce_counts, p.reduce_types, p.reduce_variants, true);
@@ -464,6 +491,16 @@ void add_context(const DeviceFacts& d, const std::string& command_line) {
   benchmark::AddCustomContext("gpu_sm_clock_peak_mhz", std::to_string(d.sm_clock_khz / 1000));
   benchmark::AddCustomContext("gpu_memory_clock_peak_mhz", std::to_string(d.mem_clock_khz / 1000));
   benchmark::AddCustomContext("gpu_theoretical_bandwidth_gbs", std::to_string(d.theoretical_bandwidth_gbs()));
+  // What the GPU ran at when the run started (it may boost or throttle later: compare runs with care).
+  const GpuState g = read_gpu_state(d.pci_bus_id);
+  if (g.known) {
+    benchmark::AddCustomContext("gpu_sm_clock_at_start_mhz", std::to_string(g.sm_clock_mhz));
+    benchmark::AddCustomContext("gpu_memory_clock_at_start_mhz", std::to_string(g.memory_clock_mhz));
+    benchmark::AddCustomContext("gpu_temperature_at_start_c", std::to_string(g.temperature_c));
+    benchmark::AddCustomContext("gpu_power_at_start_w", std::to_string(g.power_w));
+  } else {
+    benchmark::AddCustomContext("gpu_clocks_at_start", "unknown: " + g.why);
+  }
   benchmark::AddCustomContext("cuda_driver", format_version(d.driver_version));
   benchmark::AddCustomContext("cuda_runtime", format_version(d.runtime_version));
   benchmark::AddCustomContext("cublas_version", std::to_string(cublas_version) + "." + std::to_string(minor) + "." +
@@ -480,12 +517,32 @@ void add_context(const DeviceFacts& d, const std::string& command_line) {
                                         "before each repetition of reductions");
 }
 
+// Adds "interrupted" / "stopped_early" to the context of a finished Google Benchmark JSON file (its context
+// object opens the file: `{ "context": {`), so a reader knows the rows after that point were not measured.
+void mark_incomplete(const std::string& path, int sig, const std::string& stopped) {
+  std::ifstream in(path);
+  std::string text((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  const std::string key = "\"context\": {";
+  const auto at = text.find(key);
+  if (at == std::string::npos) return;
+  std::string add;
+  if (sig) add += std::string("\n    \"interrupted\": \"") + (sig == SIGINT ? "SIGINT" : "SIGTERM") + "\",";
+  if (!stopped.empty()) add += "\n    \"stopped_early\": \"" + json::escape(stopped) + "\",";
+  text.insert(at + key.size(), add);
+  std::ofstream(path, std::ios::trunc) << text;
+}
+
 int run(const Options& o, const std::string& command_line, AfterTable after = {}) {
   const Plan plan = parse_plan(o);  // bad input is a usage error, GPU or not
   require_device(o.device);
   CUDA_CHECK(cudaSetDevice(o.device));
   const DeviceFacts d = query_device(o.device);
   std::vector<Row> rows = build_rows(plan);
+  DeviceBuffer<unsigned char> reserved;
+  if (const char* gib = std::getenv("KS_BENCH_RESERVE_GIB"))
+    reserved = DeviceBuffer<unsigned char>(static_cast<std::size_t>(std::stod(gib) * (1ull << 30)));
+  std::optional<std::regex> fault;
+  if (const char* f = std::getenv("KS_BENCH_FAULT")) fault.emplace(f);
   Session session(o, d);
   session.total = static_cast<int>(rows.size());
   if (!o.skip_ceilings) session.ceilings = measure_ceilings(session.stream.get(), 10);
@@ -499,11 +556,18 @@ int run(const Options& o, const std::string& command_line, AfterTable after = {}
   for (Row& row : rows) {
     auto body = std::move(row.body);
     const std::string name = row.name;
-    benchmark::RegisterBenchmark(name.c_str(), [body, name, &session](benchmark::State& st) {
+    benchmark::RegisterBenchmark(name.c_str(), [body, name, &session, &fault](benchmark::State& st) {
       progress(session, name);
+      if (g_signal) return skip(st, std::string("not run: interrupted by ") + (g_signal == SIGINT ? "SIGINT" : "SIGTERM"));
+      if (!session.stopped.empty()) return skip(st, "not run: " + session.stopped);
       NvtxRange range(name);
       try {
+        if (fault && std::regex_search(name, *fault)) trap_kernel_launch(session.stream.get());
         body(st, session);
+      } catch (const CudaError& e) {
+        fail(st, session, e.what());
+        // The context is gone: every later CUDA call would fail. Keep what was measured and stop.
+        if (e.sticky()) session.stopped = std::string("an earlier row left a sticky CUDA error (") + e.what() + ")";
       } catch (const std::exception& e) {
         fail(st, session, e.what());
       }
@@ -534,12 +598,24 @@ int run(const Options& o, const std::string& command_line, AfterTable after = {}
   if (benchmark::ReportUnrecognizedArguments(argc, argv.data())) return cli::kUsage;
 
   std::unique_ptr<benchmark::BenchmarkReporter> display = make_display_reporter(o.format, d, std::move(after));
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
   benchmark::RunSpecifiedBenchmarks(display.get());
   benchmark::Shutdown();
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+  const int sig = g_signal;
+  if (!tmp.empty() && (sig || !session.stopped.empty())) mark_incomplete(tmp, sig, session.stopped);
   if (!tmp.empty()) {
     if (std::rename(tmp.c_str(), o.out.c_str()) != 0) throw std::runtime_error("cannot write " + o.out);
     if (o.format != "json") std::fprintf(stderr, "results: %s\n", o.out.c_str());
   }
+  if (sig) {
+    std::fprintf(stderr, "kbench: interrupted by %s; the rows measured before it are kept\n",
+                 sig == SIGINT ? "SIGINT" : "SIGTERM");
+    return 128 + sig;
+  }
+  if (!session.stopped.empty()) std::fprintf(stderr, "kbench: stopped early: %s\n", session.stopped.c_str());
   return session.failed ? cli::kFailure : cli::kOk;
 }
 

@@ -242,6 +242,30 @@ TEST(GemmGraph, LaunchedTwiceGivesTheSameC) {
   EXPECT_EQ(std::memcmp(first.data(), second.data(), sizeof(double) * first.size()), 0);
 }
 
+// Index arithmetic beyond 32 bits: A has M * K = 65536 * 32769 > 2^31 elements, so its last column starts
+// at element 2^31. Every variant must index it with 64-bit arithmetic (or be refused); none may be silently
+// wrong. Needs about 18 GiB of device memory and 36 GiB of host memory.
+TEST(GemmLargeIndex, EveryVariantPastTwoToThe31Elements) {
+  KS_REQUIRE_GPU();
+  if (test::small_sizes_only()) GTEST_SKIP() << "KS_SMALL_SIZES: large sizes skipped";
+  std::size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const GemmShape shape{65536, 4, 32769};
+  ASSERT_GT(static_cast<long long>(shape.M) * shape.K, 1LL << 31);
+  if (free_bytes < (24ull << 30)) GTEST_SKIP() << "needs 24 GiB of free device memory, " << (free_bytes >> 30) << " GiB free";
+  const GemmProblem p = make_problem(shape, 1.0, 0.5, choose_seed());
+  Stream stream;
+  ExecContext ctx(stream.get());
+  for (const GemmVariant* v : registry().all()) {
+    if (v->info.tuning || test::current_cc() < v->info.min_cc) continue;
+    Runner runner(*v, Mode::Device, p, ctx);
+    runner.reset_output();
+    runner.run();
+    const GemmCheck c = validate(p, runner.result());
+    EXPECT_TRUE(c.ok) << v->info.name << ": " << c.report;
+  }
+}
+
 TEST(GemmValidatorOnGpu, CatchesOneBrokenElementOfARealResult) {
   KS_REQUIRE_GPU();
   const GemmProblem p = make_problem({100, 100, 100}, 1.0, 0.0, choose_seed());
