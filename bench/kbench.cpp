@@ -478,7 +478,7 @@ std::string host_cpu() {
   return "unknown";
 }
 
-void add_context(const DeviceFacts& d, const std::string& command_line) {
+void add_context(const DeviceFacts& d, const GpuState& g, const std::string& command_line) {
   int cublas_version = 0;
   CUBLAS_CHECK(cublasGetProperty(MAJOR_VERSION, &cublas_version));
   int minor = 0, patch = 0;
@@ -492,7 +492,6 @@ void add_context(const DeviceFacts& d, const std::string& command_line) {
   benchmark::AddCustomContext("gpu_memory_clock_peak_mhz", std::to_string(d.mem_clock_khz / 1000));
   benchmark::AddCustomContext("gpu_theoretical_bandwidth_gbs", std::to_string(d.theoretical_bandwidth_gbs()));
   // What the GPU ran at when the run started (it may boost or throttle later: compare runs with care).
-  const GpuState g = read_gpu_state(d.pci_bus_id);
   if (g.known) {
     benchmark::AddCustomContext("gpu_sm_clock_at_start_mhz", std::to_string(g.sm_clock_mhz));
     benchmark::AddCustomContext("gpu_memory_clock_at_start_mhz", std::to_string(g.memory_clock_mhz));
@@ -543,6 +542,7 @@ int run(const Options& o, const std::string& command_line, AfterTable after = {}
     reserved = DeviceBuffer<unsigned char>(static_cast<std::size_t>(std::stod(gib) * (1ull << 30)));
   std::optional<std::regex> fault;
   if (const char* f = std::getenv("KS_BENCH_FAULT")) fault.emplace(f);
+  const GpuState at_start = read_gpu_state(d.pci_bus_id);  // before the ceilings warm the GPU up
   Session session(o, d);
   session.total = static_cast<int>(rows.size());
   if (!o.skip_ceilings) session.ceilings = measure_ceilings(session.stream.get(), 10);
@@ -573,7 +573,7 @@ int run(const Options& o, const std::string& command_line, AfterTable after = {}
       }
     })->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
   }
-  add_context(d, command_line);
+  add_context(d, at_start, command_line);
   benchmark::AddCustomContext("ceiling_device_bandwidth_gbs", std::to_string(session.ceilings.device_bandwidth_gbs));
   benchmark::AddCustomContext("ceiling_device_read_bandwidth_gbs",
                               std::to_string(session.ceilings.device_read_bandwidth_gbs));
