@@ -1,6 +1,6 @@
 // dmma: DGEMM on the FP64 tensor cores through the warp-level mma.sync instruction (minimum CC 8.0).
 //
-// Work split. A block computes a BM x BN tile of C (128x128 with 8 warps, or 64x64 with 4 warps); each warp
+// Work split. A block computes a BM x BN tile of C (128x128 with 8 warps, 128x64 or 64x64 with 4); each warp
 // a 64x32 or 32x32 piece of it, as a grid of 16x8 mma tiles whose accumulators stay in registers for the
 // whole K loop. On sm_90 one mma.sync.m16n8k16 f64 (SASS DMMA.16x8x16) multiplies a 16x16 piece of A by a
 // 16x8 piece of B; on sm_80/86 the same fragments feed eight mma.sync.m8n8k4 (DMMA.8x8x4).
@@ -15,7 +15,7 @@
 // t = 0..3) touches word (4 t + g) mod 16 of A and (4 g + t) mod 16 of B, sixteen distinct 8-byte bank pairs,
 // so the loads are conflict-free.
 //
-// Pipeline. STAGES k-tiles (16 deep) are in flight through cp.async (asynchronous global-to-shared copies
+// Pipeline. STAGES k-tiles (16 or 32 deep) are in flight through cp.async (asynchronous global-to-shared copies
 // that bypass the registers); each iteration waits for the oldest, issues the next, and multiplies. One
 // __syncthreads per k-tile both publishes the landed tile and retires the buffer the next copy overwrites.
 //
