@@ -111,9 +111,8 @@ extern "C" void on_signal(int sig) {
   std::signal(sig, SIG_DFL);
 }
 
-// Test hooks, for the tests of the failure paths on a GPU host (tests/failures_gpu.sh):
-//   KS_BENCH_RESERVE_GIB=N   take N GiB of device memory first, as another job on a shared GPU would;
-//   KS_BENCH_FAULT=REGEX     rows whose name matches launch a kernel that traps (a sticky CUDA error) first.
+const char* signal_name(int sig) { return sig == SIGINT ? "SIGINT" : "SIGTERM"; }
+
 // What every row shares while the suite runs.
 struct Session {
   Options opt;
@@ -360,7 +359,7 @@ template <class Variant>
 std::vector<const Variant*> select(const Registry<Variant>& reg, const std::regex& pattern, bool explicit_pattern) {
   std::vector<const Variant*> out;
   for (const Variant* v : reg.all()) {
-    if (v->info.tuning && !explicit_pattern && !v->info.anchor) continue;
+    if (v->info.tuning && !explicit_pattern) continue;
     if (v->info.anchor || std::regex_match(v->info.name, pattern)) out.push_back(v);
   }
   // The anchor always runs, first in each group, so every row has its ratio.
@@ -525,7 +524,7 @@ void mark_incomplete(const std::string& path, int sig, const std::string& stoppe
   const auto at = text.find(key);
   if (at == std::string::npos) return;
   std::string add;
-  if (sig) add += std::string("\n    \"interrupted\": \"") + (sig == SIGINT ? "SIGINT" : "SIGTERM") + "\",";
+  if (sig) add += std::string("\n    \"interrupted\": \"") + signal_name(sig) + "\",";
   if (!stopped.empty()) add += "\n    \"stopped_early\": \"" + json::escape(stopped) + "\",";
   text.insert(at + key.size(), add);
   std::ofstream(path, std::ios::trunc) << text;
@@ -537,6 +536,9 @@ int run(const Options& o, const std::string& command_line, AfterTable after = {}
   CUDA_CHECK(cudaSetDevice(o.device));
   const DeviceFacts d = query_device(o.device);
   std::vector<Row> rows = build_rows(plan);
+  // Test hooks, for the tests of the failure paths on a GPU host (tests/failures_gpu.sh):
+  //   KS_BENCH_RESERVE_GIB=N   take N GiB of device memory first, as another job on a shared GPU would;
+  //   KS_BENCH_FAULT=REGEX     rows whose name matches launch a kernel that traps (a sticky CUDA error) first.
   DeviceBuffer<unsigned char> reserved;
   if (const char* gib = std::getenv("KS_BENCH_RESERVE_GIB"))
     reserved = DeviceBuffer<unsigned char>(static_cast<std::size_t>(std::stod(gib) * (1ull << 30)));
@@ -558,7 +560,7 @@ int run(const Options& o, const std::string& command_line, AfterTable after = {}
     const std::string name = row.name;
     benchmark::RegisterBenchmark(name.c_str(), [body, name, &session, &fault](benchmark::State& st) {
       progress(session, name);
-      if (g_signal) return skip(st, std::string("not run: interrupted by ") + (g_signal == SIGINT ? "SIGINT" : "SIGTERM"));
+      if (g_signal) return skip(st, std::string("not run: interrupted by ") + signal_name(g_signal));
       if (!session.stopped.empty()) return skip(st, "not run: " + session.stopped);
       NvtxRange range(name);
       try {
@@ -611,8 +613,7 @@ int run(const Options& o, const std::string& command_line, AfterTable after = {}
     if (o.format != "json") std::fprintf(stderr, "results: %s\n", o.out.c_str());
   }
   if (sig) {
-    std::fprintf(stderr, "kbench: interrupted by %s; the rows measured before it are kept\n",
-                 sig == SIGINT ? "SIGINT" : "SIGTERM");
+    std::fprintf(stderr, "kbench: interrupted by %s; the rows measured before it are kept\n", signal_name(sig));
     return 128 + sig;
   }
   if (!session.stopped.empty()) std::fprintf(stderr, "kbench: stopped early: %s\n", session.stopped.c_str());

@@ -316,29 +316,26 @@ void launch_instr(const GemmArgs& a, ExecContext& ctx, const Config& c) {
 // What the rule needs about the current device, read once per device.
 dmma::Target target() {
   static std::mutex mutex;
-  static std::map<int, std::pair<dmma::Target, int>> cache;  // device -> target, compute capability
+  static std::map<int, dmma::Target> cache;  // device -> target
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache.find(device);
   if (it == cache.end()) {
     dmma::Target t;
-    int major = 0, minor = 0;
     CUDA_CHECK(cudaDeviceGetAttribute(&t.sm_count, cudaDevAttrMultiProcessorCount, device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
     cudaFuncAttributes fa{};
     // The virtual architecture the code that runs here was compiled from (JIT from older PTX keeps it).
     CUDA_CHECK(cudaFuncGetAttributes(&fa, dmma_kernel<Tile<64, 64, 16, 2, 2, 4, 1, Instr::K4>>));
     t.code_arch = fa.ptxVersion;
-    it = cache.emplace(device, std::make_pair(t, 10 * major + minor)).first;
+    it = cache.emplace(device, t).first;
   }
-  return it->second.first;
+  return it->second;
 }
 
-void run(const GemmArgs& a, ExecContext& ctx, Config c) {
+// `t`: target() for the current device, which the caller has already read to choose `c`.
+void run(const GemmArgs& a, ExecContext& ctx, const Config& c, const dmma::Target& t) {
   check_args(a);
-  const dmma::Target t = target();
   if (t.code_arch < 80)
     throw std::runtime_error("dmma needs FP64 tensor cores (compute capability 8.0+); this code is for compute_" +
                              std::to_string(t.code_arch));
@@ -362,7 +359,7 @@ GemmLaunch fixed(int bm, int bn, int bk, int splits, std::optional<Instr> instr)
     c.instr = instr.value_or(t.code_arch >= 90 ? Instr::K16 : Instr::K4);
     c.splits = splits >= 1 ? splits : dmma::split_count(a.M, a.N, a.K, bm, bn, t.sm_count);
     if (splits < 0) c.splits = std::max(2, c.splits);
-    run(a, ctx, c);
+    run(a, ctx, c, t);
   };
 }
 
@@ -377,7 +374,10 @@ constexpr int kDmmaCc = 80;
 const auto& kRegistered = registry().add(
     {{"dmma", "FP64 tensor cores (mma.sync f64), cp.async multi-stage pipeline; tile and split-K chosen by shape",
       kDmmaCc, 50},
-     [](const GemmArgs& a, ExecContext& ctx) { run(a, ctx, dmma::choose(a.M, a.N, a.K, target(), wide_loads(a))); }});
+     [](const GemmArgs& a, ExecContext& ctx) {
+       const dmma::Target t = target();
+       run(a, ctx, dmma::choose(a.M, a.N, a.K, t, wide_loads(a)), t);
+     }});
 
 // The configurations the rule chooses from, each on its own, for autotuning and testing.
 const auto& kRegistered128 = registry().add(
