@@ -79,6 +79,7 @@ struct Runner::Impl {
       hC = PinnedBuffer<double>(cc);
       std::memcpy(hA.data(), p.A.data(), a * sizeof(double));
       std::memcpy(hB.data(), p.B.data(), b * sizeof(double));
+      std::memcpy(hC.data(), p.C0.data(), cc * sizeof(double));
     }
     if (mode == Mode::Graph) capture();
   }
@@ -99,9 +100,10 @@ struct Runner::Impl {
   }
 
   void capture() {
-    // One launch outside the capture first: a variant's lazily created resources (the cuBLAS handle and its
-    // workspace) cannot be created while the stream is capturing. Its result is discarded.
-    variant.launch(args(dA.data(), dB.data(), dC.data()), ctx);
+    // The whole sequence once outside the capture first: a variant's lazily created resources (the cuBLAS
+    // handle and its workspace) cannot be created while the stream is capturing. It runs on the real operands
+    // (uploaded by the sequence itself), so no kernel reads uninitialized device memory; its C is discarded.
+    enqueue_copy_sequence(hA.data(), hB.data(), hC.data());
     CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
     const auto t0 = std::chrono::steady_clock::now();
     cudaGraph_t g = nullptr;
