@@ -16,14 +16,20 @@
 // so the loads are conflict-free.
 //
 // Pipeline. STAGES k-tiles (16 or 32 deep) are in flight through cp.async (asynchronous global-to-shared copies
-// that bypass the registers); each iteration waits for the oldest, issues the next, and multiplies. One
-// __syncthreads per k-tile both publishes the landed tile and retires the buffer the next copy overwrites.
+// that bypass the registers); each iteration waits for the oldest, multiplies it, and issues the copies of the
+// next k-tile spread between its MMAs (a few after each group of MMAs), so that the copies' address arithmetic
+// issues while the tensor cores are busy. One __syncthreads per k-tile both publishes the landed tile and
+// retires the buffer the new copies overwrite.
 //
-// Any shape. Elements outside A, B or the block's K range are zero-filled by cp.async's source-size operand
-// (no branch around the copy), and stores are guarded. 16-byte copies need lda and ldb even and 16-byte
-// aligned A and B; otherwise the 8-byte instantiation runs. Split-K (small or skinny C): blockIdx.z owns one
-// range of K and writes its partial tile to scratch; a second kernel adds the partials in z order and applies
-// alpha and beta, so the result is deterministic.
+// Any shape. A tile wholly inside C whose k-tile lies wholly inside the K range copies without any check (the
+// common case, and the cheap one: two instructions per copy); any other zero-fills the elements outside A, B
+// or the block's K range through cp.async's source-size operand, and stores are guarded. 16-byte copies need
+// lda and ldb even and 16-byte aligned A and B; otherwise the 8-byte instantiation runs. Split-K (small or
+// skinny C): blockIdx.z owns one range of K and writes its partial tile to scratch; a second kernel adds the
+// partials in z order and applies alpha and beta, so the result is deterministic.
+//
+// Block order. Consecutive blocks cover kGroupM tile rows of one tile column before the next column, so the
+// blocks resident at one time share A and B panels in L2.
 //
 // Measured, and what limits it: docs/gemm-notes.md.
 #include "gemm/dmma.hpp"
@@ -35,6 +41,7 @@
 #include <map>
 #include <mutex>
 #include <optional>
+#include <type_traits>
 
 namespace ks::gemm {
 namespace dmma {
@@ -123,6 +130,34 @@ __device__ __forceinline__ void mma_16x8x16(double (&c)[4], const double (&a)[8]
 
 // ---- the kernel ----
 
+// Copies 16 (Bytes == 16) or 8 bytes that are known to lie inside the matrix: no source-size operand.
+template <int Bytes>
+__device__ __forceinline__ void cp_async_whole(double* smem, const double* gmem) {
+#if __CUDA_ARCH__ >= 800
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  if constexpr (Bytes == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(s), "l"(gmem));
+#endif
+}
+
+// Block rasterization: consecutive blocks walk kGroupM tile rows of C before moving to the next tile column,
+// so the blocks resident at one time share A and B panels in L2 (the plain x-fastest order streams all of A
+// through L2 once per wave of tile columns).
+constexpr int kGroupM = 8;
+
+__device__ __forceinline__ void block_tile(int& tile_m, int& tile_n) {
+  const long long tiles_m = gridDim.x, tiles_n = gridDim.y;
+  const long long linear = static_cast<long long>(blockIdx.y) * tiles_m + blockIdx.x;
+  const long long per_group = kGroupM * tiles_n;
+  const long long first_m = linear / per_group * kGroupM;
+  const long long rows = min(static_cast<long long>(kGroupM), tiles_m - first_m);  // the last group may be short
+  const long long within = linear % per_group;
+  tile_m = static_cast<int>(first_m + within % rows);
+  tile_n = static_cast<int>(within / rows);
+}
+
 // `partial` null: C = alpha AB + beta C. Otherwise blockIdx.z's product over its K range goes to
 // partial[z][j][i] (M x N, unscaled) for splitk_finish.
 template <class T>
@@ -134,56 +169,82 @@ __global__ void __launch_bounds__(T::kThreads, 1) dmma_kernel(GemmArgs a, double
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int g = lane / 4, t = lane % 4;
   const int wm = warp % T::WARPS_M, wn = warp / T::WARPS_M;
-  const int i0 = blockIdx.x * T::BM, j0 = blockIdx.y * T::BN;
+  int tile_m, tile_n;
+  block_tile(tile_m, tile_n);
+  const int i0 = tile_m * T::BM, j0 = tile_n * T::BN;
   const int kbeg = blockIdx.z * split_depth;
   const int kend = min(a.K, kbeg + split_depth);
   const int ktiles = ceil_div(kend - kbeg, T::BK);
+  // Tiles wholly inside C whose k-tile is wholly inside the K range copy without bounds checks.
+  const bool interior = i0 + T::BM <= a.M && j0 + T::BN <= a.N;
+  const int whole_ktiles = (kend - kbeg) / T::BK;
 
   // Copy r of thread tid is element c = tid + r * kThreads of the tile. A thread's copies share one row
   // (A) or one k (B) and step by a fixed number of columns, so one pointer walks them: fewer live registers.
   constexpr int kAPerCol = T::BM / T::VEC, kBPerCol = T::BK / T::VEC;
   static_assert(T::kThreads % kAPerCol == 0 && T::kThreads % kBPerCol == 0, "copies keep their row");
   constexpr int kAStep = T::kThreads / kAPerCol, kBStep = T::kThreads / kBPerCol;  // columns between copies
+  constexpr int kCopies = T::kACopies + T::kBCopies;
   const int a_m = (tid % kAPerCol) * T::VEC, a_k = tid / kAPerCol;
   const int b_k = (tid % kBPerCol) * T::VEC, b_n = tid / kBPerCol;
   const int a_rows = max(0, min(T::VEC, a.M - (i0 + a_m)));  // 0 .. VEC elements of the row pair exist
-  auto load_stage = [&](int stage, int kt) {
+  const double* const a_src = a.A + (i0 + a_m) + static_cast<size_t>(kbeg + a_k) * a.lda;  // k-tile 0, copy 0
+  const double* const b_src = a.B + (kbeg + b_k) + static_cast<size_t>(j0 + b_n) * a.ldb;
+  const size_t a_copy_step = static_cast<size_t>(kAStep) * a.lda, b_copy_step = static_cast<size_t>(kBStep) * a.ldb;
+  const size_t a_ktile_step = static_cast<size_t>(T::BK) * a.lda;
+
+  // Copy c (A's copies first, then B's) of k-tile kt into `stage`. Whole: no checks (interior tile, whole
+  // k-tile); otherwise every element outside A, B or the K range is zero-filled.
+  auto copy = [&](auto whole, int c, int stage, int kt) {
     const int k0 = kbeg + kt * T::BK;
-    double* as = As + stage * T::BK * T::LDA + a_k * T::LDA + a_m;
-    const double* pa = a.A + (i0 + a_m) + static_cast<size_t>(k0 + a_k) * a.lda;
-#pragma unroll
-    for (int r = 0; r < T::kACopies; ++r) {
-      const int n = k0 + a_k + r * kAStep < kend ? a_rows : 0;
-      cp_async<8 * T::VEC>(as + r * kAStep * T::LDA, n ? pa : a.A, 8 * n);
-      pa += static_cast<size_t>(kAStep) * a.lda;
+    if (c < T::kACopies) {
+      const int r = c;
+      double* dst = As + stage * T::BK * T::LDA + (a_k + r * kAStep) * T::LDA + a_m;
+      const double* src = a_src + kt * a_ktile_step + r * a_copy_step;
+      if constexpr (decltype(whole)::value) {
+        cp_async_whole<8 * T::VEC>(dst, src);
+      } else {
+        const int n = k0 + a_k + r * kAStep < kend ? a_rows : 0;
+        cp_async<8 * T::VEC>(dst, n ? src : a.A, 8 * n);
+      }
+    } else {
+      const int r = c - T::kACopies;
+      double* dst = Bs + stage * T::BN * T::LDB + (b_n + r * kBStep) * T::LDB + b_k;
+      const double* src = b_src + static_cast<size_t>(kt) * T::BK + r * b_copy_step;
+      if constexpr (decltype(whole)::value) {
+        cp_async_whole<8 * T::VEC>(dst, src);
+      } else {
+        const int n = j0 + b_n + r * kBStep < a.N ? max(0, min(T::VEC, kend - (k0 + b_k))) : 0;
+        cp_async<8 * T::VEC>(dst, n ? src : a.B, 8 * n);
+      }
     }
-    const int b_elems = max(0, min(T::VEC, kend - (k0 + b_k)));
-    double* bs = Bs + stage * T::BN * T::LDB + b_n * T::LDB + b_k;
-    const double* pb = a.B + (k0 + b_k) + static_cast<size_t>(j0 + b_n) * a.ldb;
+  };
+  auto copy_ktile = [&](int stage, int kt) {
+    if (interior && kt < whole_ktiles) {
 #pragma unroll
-    for (int r = 0; r < T::kBCopies; ++r) {
-      const int n = j0 + b_n + r * kBStep < a.N ? b_elems : 0;
-      cp_async<8 * T::VEC>(bs + r * kBStep * T::LDB, n ? pb : a.B, 8 * n);
-      pb += static_cast<size_t>(kBStep) * a.ldb;
+      for (int c = 0; c < kCopies; ++c) copy(std::true_type{}, c, stage, kt);
+    } else {
+#pragma unroll
+      for (int c = 0; c < kCopies; ++c) copy(std::false_type{}, c, stage, kt);
     }
   };
 
   double acc[T::MT][T::NT][4] = {};
 #pragma unroll
   for (int s = 0; s < T::STAGES - 1; ++s) {
-    if (s < ktiles) load_stage(s, s);
+    if (s < ktiles) copy_ktile(s, s);
     cp_async_commit();  // empty groups too, so the wait count below holds
   }
   // This thread's fragment origins inside a stage.
   const int a_off = t * T::LDA + wm * T::WTM + g;
   const int b_off = (wn * T::WTN + g) * T::LDB + t;
-  for (int kt = 0; kt < ktiles; ++kt) {
-    cp_async_wait<T::STAGES - 2>();  // k-tile kt has landed (for this thread) ...
-    __syncthreads();                 // ... for every thread; and everyone is done with k-tile kt - 1
-    const int next = kt + T::STAGES - 1;
-    if (next < ktiles) load_stage(next % T::STAGES, next);  // overwrites k-tile kt - 1's buffer
-    cp_async_commit();
 
+  // One k-tile: the MMAs on stage kt % STAGES, with the copies of k-tile `next` spread between them (after
+  // each mt group), so that the copies' address arithmetic issues while the tensor cores work rather than
+  // in a block of its own between two k-tiles.
+  constexpr int kGroups = T::BK / 16 * T::MT;
+  constexpr int kCopiesPerGroup = (kCopies + kGroups - 1) / kGroups;
+  auto ktile = [&](auto whole, int kt, int next, bool load) {
     const double* as = As + (kt % T::STAGES) * T::BK * T::LDA + a_off;
     const double* bs = Bs + (kt % T::STAGES) * T::BN * T::LDB + b_off;
 #pragma unroll
@@ -200,8 +261,23 @@ __global__ void __launch_bounds__(T::kThreads, 1) dmma_kernel(GemmArgs a, double
         for (int i = 0; i < 8; ++i) af[i] = as[(16 * ks + 4 * (i / 2)) * T::LDA + mt * 16 + 8 * (i % 2)];
 #pragma unroll
         for (int nt = 0; nt < T::NT; ++nt) mma_16x8x16<T::I>(acc[mt][nt], af, b[nt]);
+#pragma unroll
+        for (int q = 0; q < kCopiesPerGroup; ++q) {
+          const int c = (ks * T::MT + mt) * kCopiesPerGroup + q;
+          if (c < kCopies && load) copy(whole, c, next % T::STAGES, next);
+        }
       }
     }
+  };
+  for (int kt = 0; kt < ktiles; ++kt) {
+    cp_async_wait<T::STAGES - 2>();  // k-tile kt has landed (for this thread) ...
+    __syncthreads();                 // ... for every thread; and everyone is done with k-tile kt - 1,
+    const int next = kt + T::STAGES - 1;  // whose buffer k-tile `next` now overwrites
+    if (interior && next < whole_ktiles)
+      ktile(std::true_type{}, kt, next, true);
+    else
+      ktile(std::false_type{}, kt, next, next < ktiles);
+    cp_async_commit();
   }
   cp_async_wait<0>();  // nothing may still be writing shared memory when the block exits
 
@@ -252,12 +328,19 @@ using dmma::Tile;
 
 // Raises dmma_kernel<T>'s dynamic shared-memory limit (above the default 48 KiB) on the current device, once
 // per device switch rather than on every launch.
+// Refuses, with the reason, a tile whose shared memory exceeds what this GPU gives one block.
 template <class T>
 void allow_dynamic_smem() {
   static std::atomic<int> set_for(-1);
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   if (set_for.load() == device) return;
+  int optin = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (T::kSmemBytes > optin)
+    throw std::runtime_error("dmma: the " + std::to_string(T::BM) + "x" + std::to_string(T::BN) + "x" +
+                             std::to_string(T::BK) + " tile needs " + std::to_string(T::kSmemBytes / 1024) +
+                             " KiB of shared memory per block; this GPU allows " + std::to_string(optin / 1024));
   CUDA_CHECK(cudaFuncSetAttribute(dmma_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes));
   set_for.store(device);
 }
@@ -266,7 +349,7 @@ template <class T>
 void launch_tile(const GemmArgs& a, ExecContext& ctx, int splits) {
   const int depth = dmma::split_depth(a.K, splits);
   splits = ceil_div(a.K, depth);
-  dim3 grid = tile_grid(a.M, T::BM, a.N, T::BN);
+  dim3 grid = tile_grid(a.M, T::BM, a.N, T::BN);  // (tile rows, tile columns); block_tile() orders them
   grid.z = splits;
   double* partial = nullptr;
   if (splits > 1)
@@ -288,29 +371,53 @@ bool wide_loads(const GemmArgs& a) {
   return a.lda % 2 == 0 && a.ldb % 2 == 0 && aligned16(a.A) && aligned16(a.B);
 }
 
-template <int BM, int BN, int BK, int WM, int WN, int STAGES, Instr I>
+// The tile shapes: block tile and k-tile depth; warps (M x N); stages from dmma::stages_for. Shared memory
+// per block (dmma::smem_bytes): 128x128x16 4 stages 146 KiB; 128x128x32 3 stages 207 KiB; 128x64x16 4 stages
+// 106 KiB; 64x64x16 4 stages 74 KiB.
+// Warps: 2 x (BN / 32), so each warp holds a (BM / 2) x 32 piece of the block tile.
+template <int BM, int BN, int BK, int VEC, Instr I>
+using TileOf = Tile<BM, BN, BK, 2, BN / 32, dmma::stages_for(BM, BN, BK), VEC, I>;
+
+template <int BM, int BN, int BK, Instr I>
 void launch_shape(const GemmArgs& a, ExecContext& ctx, int splits) {
+  static_assert(TileOf<BM, BN, BK, 2, I>::kSmemBytes == dmma::smem_bytes(BM, BN, BK), "one formula for both");
   if (wide_loads(a))
-    launch_tile<Tile<BM, BN, BK, WM, WN, STAGES, 2, I>>(a, ctx, splits);
+    launch_tile<TileOf<BM, BN, BK, 2, I>>(a, ctx, splits);
   else
-    launch_tile<Tile<BM, BN, BK, WM, WN, STAGES, 1, I>>(a, ctx, splits);
+    launch_tile<TileOf<BM, BN, BK, 1, I>>(a, ctx, splits);
 }
 
-// The tile shapes: block tile, k-tile depth, warps (M x N), pipeline stages. Shared memory per block:
-// 128x128x16 4 stages 146 KiB (1 block/SM); 128x128x32 3 stages 207 KiB (1); 128x64x16 4 stages 106 KiB (2);
-// 64x64x16 4 stages 74 KiB (3).
 template <Instr I>
 void launch_instr(const GemmArgs& a, ExecContext& ctx, const Config& c) {
   if (c.bm == 128 && c.bn == 128 && c.bk == 16)
-    launch_shape<128, 128, 16, 2, 4, 4, I>(a, ctx, c.splits);
+    launch_shape<128, 128, 16, I>(a, ctx, c.splits);
   else if (c.bm == 128 && c.bn == 128 && c.bk == 32)
-    launch_shape<128, 128, 32, 2, 4, 3, I>(a, ctx, c.splits);
+    launch_shape<128, 128, 32, I>(a, ctx, c.splits);
   else if (c.bm == 128 && c.bn == 64 && c.bk == 16)
-    launch_shape<128, 64, 16, 2, 2, 4, I>(a, ctx, c.splits);
+    launch_shape<128, 64, 16, I>(a, ctx, c.splits);
   else if (c.bm == 64 && c.bn == 64 && c.bk == 16)
-    launch_shape<64, 64, 16, 2, 2, 4, I>(a, ctx, c.splits);
+    launch_shape<64, 64, 16, I>(a, ctx, c.splits);
   else
     throw std::invalid_argument("dmma: no " + dmma::to_string(c) + " tile configuration");
+}
+
+// Resident blocks per SM of tile T on `device` (0 when its shared memory does not fit).
+template <class T>
+int resident_blocks(int device) {
+  int optin = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  if (T::kSmemBytes > optin) return 0;
+  allow_dynamic_smem<T>();
+  int n = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, dmma_kernel<T>, T::kThreads, T::kSmemBytes));
+  return n;
+}
+
+template <Instr I>
+void read_occupancy(dmma::Target& t, int device) {
+  t.blocks_128x128 = resident_blocks<TileOf<128, 128, 32, 2, I>>(device);
+  t.blocks_128x64 = resident_blocks<TileOf<128, 64, 16, 2, I>>(device);
+  t.blocks_64x64 = resident_blocks<TileOf<64, 64, 16, 2, I>>(device);
 }
 
 // What the rule needs about the current device, read once per device.
@@ -326,8 +433,12 @@ dmma::Target target() {
     CUDA_CHECK(cudaDeviceGetAttribute(&t.sm_count, cudaDevAttrMultiProcessorCount, device));
     cudaFuncAttributes fa{};
     // The virtual architecture the code that runs here was compiled from (JIT from older PTX keeps it).
-    CUDA_CHECK(cudaFuncGetAttributes(&fa, dmma_kernel<Tile<64, 64, 16, 2, 2, 4, 1, Instr::K4>>));
+    CUDA_CHECK(cudaFuncGetAttributes(&fa, dmma_kernel<TileOf<64, 64, 16, 1, Instr::K4>>));
     t.code_arch = fa.ptxVersion;
+    if (t.code_arch >= 90)
+      read_occupancy<Instr::K16>(t, device);
+    else if (t.code_arch >= 80)
+      read_occupancy<Instr::K4>(t, device);
     it = cache.emplace(device, t).first;
   }
   return it->second;

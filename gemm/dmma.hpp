@@ -18,20 +18,32 @@ struct Config {
   Instr instr = Instr::K16;
 };
 
-// What the rule needs to know about the GPU.
+// Pipeline stages of each tile shape (one place for the kernels and the rule) and its dynamic shared memory:
+// STAGES k-tiles of A (BK rows of BM + 4 doubles) and B (BN rows of BK + 4 doubles).
+constexpr int stages_for(int bm, int bn, int bk) { return bm == 128 && bn == 128 && bk == 32 ? 3 : 4; }
+constexpr int smem_bytes(int bm, int bn, int bk) {
+  return stages_for(bm, bn, bk) * (bk * (bm + 4) + bn * (bk + 4)) * 8;
+}
+
+// What the rule needs to know about the GPU. The defaults are an H100/H200 (132 SMs, sm_90 code).
 struct Target {
   int sm_count = 132;
   int code_arch = 90;  // the architecture the loaded kernel code was compiled for (e.g. 90, 86, 80)
+  // Resident blocks per SM of the three shapes the rule picks from (0: does not fit on this GPU), from the
+  // CUDA occupancy calculator: registers and shared memory. On sm_90: 128x128x32 1 (256 threads x ~250
+  // registers, 207 KiB), 128x64x16 2 (registers, 106 KiB), 64x64x16 3 (shared memory, 74 KiB).
+  int blocks_128x128 = 1, blocks_128x64 = 2, blocks_64x64 = 3;
 };
 
 // The tile configuration for an M x N x K product (the "dmma" variant's rule), from `kbench autotune` on an
-// H100 (docs/gemm-notes.md has the table). `wide_loads`: lda and ldb even and A, B 16-byte aligned, so the
-// 16-byte copies run.
-//  * very large C (128x128 tiles >= 16 waves) with wide loads: 128x128x32, which moves the fewest bytes;
-//  * C that fills the GPU with 128x64 tiles, wide loads: 128x64x16 (two blocks per SM);
-//  * else 64x64x16 (three blocks per SM) when its tiles fill the GPU; with 8-byte copies, always this one;
-//  * else 64x64 with split-K: enough splits to reach one block per SM, each split at least 256 deep.
-// The instruction is K16 where the code was compiled for sm_90, K4 otherwise.
+// H100 (docs/gemm-notes.md has the tables). Each of 128x128x32, 128x64x16 and 64x64x16 is scored as
+//     speed x (M N) / (waves x resident blocks x tile area),  waves = ceil(tiles / resident blocks),
+// i.e. its full-GPU rate times the share of the launched tile slots that hold useful elements of C (wave
+// quantization and the padding of edge tiles); the highest score wins. The rates, relative to 128x128x32
+// with 16-byte copies (measured at 4096^3, 8192^3 and 4095^3): 1, 0.95, 0.92 with 16-byte copies
+// (`wide_loads`: lda and ldb even, A and B 16-byte aligned) and 0.95, 0.86, 0.80 with 8-byte ones. When even 64x64 tiles do not reach one block per SM, 64x64 with split-K: enough splits
+// to reach one block per SM, each split at least kMinSplitDepth deep. The instruction is K16 where the code
+// was compiled for sm_90, K4 otherwise.
 Config choose(int M, int N, int K, const Target& t, bool wide_loads = true);
 
 // Split count for split-K with bm x bn tiles: ceil(sm_count / tiles), capped so every split keeps at least

@@ -26,18 +26,34 @@ int split_depth(int K, int splits) {
 }
 
 Config choose(int M, int N, int K, const Target& t, bool wide_loads) {
+  struct Candidate {
+    int bm, bn, bk, blocks_per_sm;
+    double speed;  // full-GPU rate relative to 128x128x32 with 16-byte copies (H100 autotune)
+  };
+  const Candidate candidates[] = {{128, 128, 32, t.blocks_128x128, wide_loads ? 1.0 : 0.95},
+                                  {128, 64, 16, t.blocks_128x64, wide_loads ? 0.95 : 0.86},
+                                  {64, 64, 16, t.blocks_64x64, wide_loads ? 0.92 : 0.80}};
   Config c;
   c.instr = t.code_arch >= 90 ? Instr::K16 : Instr::K4;
-  if (wide_loads && tiles(M, N, 128, 128) >= 16LL * t.sm_count) {
-    c.bk = 32;
-    return c;
+  c.bm = c.bn = 64;  // the fallback when nothing else fits
+  double best = -1.0;
+  for (const Candidate& k : candidates) {
+    if (k.blocks_per_sm <= 0) continue;
+    const long long slots = static_cast<long long>(k.blocks_per_sm) * t.sm_count;
+    const long long waves = (tiles(M, N, k.bm, k.bn) + slots - 1) / slots;
+    const double useful = static_cast<double>(M) * N / (static_cast<double>(waves * slots) * k.bm * k.bn);
+    if (k.speed * useful > best) {
+      best = k.speed * useful;
+      c.bm = k.bm;
+      c.bn = k.bn;
+      c.bk = k.bk;
+    }
   }
-  if (wide_loads && tiles(M, N, 128, 64) >= t.sm_count) {
-    c.bn = 64;
-    return c;
+  if (tiles(M, N, 64, 64) < t.sm_count) {
+    c.bm = c.bn = 64;
+    c.bk = 16;
+    c.splits = split_count(M, N, K, 64, 64, t.sm_count);
   }
-  c.bm = c.bn = 64;
-  c.splits = split_count(M, N, K, 64, 64, t.sm_count);
   return c;
 }
 

@@ -112,29 +112,30 @@ TEST(GemmRegistryTest, HoldsTheLadderAndTheAnchor) {
   EXPECT_EQ(registry().anchor()->info.name, "cublas");
 }
 
-TEST(DmmaRule, PicksBigTilesWhenTheyFillTheGpuElseSmallerOrSplitK) {
-  const dmma::Target h200{132, 90};
-  dmma::Config c = dmma::choose(4096, 4096, 4096, h200);
-  EXPECT_EQ(c.bm, 128);
-  EXPECT_EQ(c.bn, 64);
-  EXPECT_EQ(c.splits, 1);
-  EXPECT_EQ(c.instr, dmma::Instr::K16);
-  c = dmma::choose(8192, 8192, 8192, h200);
-  EXPECT_EQ(c.bn, 128);
-  EXPECT_EQ(c.bk, 32);
-  EXPECT_EQ(dmma::variant_for(c), "dmma_128x128_k32");
-  c = dmma::choose(4095, 4095, 4095, h200, false);  // odd lda: 8-byte copies, small tiles
-  EXPECT_EQ(c.bm, 64);
-  EXPECT_EQ(c.splits, 1);
-  c = dmma::choose(1024, 1024, 1024, h200);  // 64 big tiles < 132 SMs; 256 small ones
-  EXPECT_EQ(c.bm, 64);
-  EXPECT_EQ(c.splits, 1);
-  c = dmma::choose(256, 256, 4096, h200);  // 16 small tiles: split K 9 ways
+TEST(DmmaRule, PicksTheTileThatFillsTheGpuBestElseSplitK) {
+  const dmma::Target h100;  // 132 SMs, sm_90 code; 1, 2, 3 resident blocks of the three shapes
+  // Large C: 128x128 tiles fill whole waves (1024 tiles = 7.8 waves of 132), the odd sizes included.
+  for (int n : {2048, 4095, 4096, 4097, 8192}) {
+    const dmma::Config c = dmma::choose(n, n, n, h100, n % 2 == 0);  // odd n: odd lda, 8-byte copies
+    EXPECT_EQ(dmma::variant_for(c), "dmma_128x128_k32") << n;
+    EXPECT_EQ(c.splits, 1);
+    EXPECT_EQ(c.instr, dmma::Instr::K16);
+  }
+  // 3000: 128-wide tiles waste 2.4% per side on padding and fill 4.4 waves of 5; 64x64 wastes 0.3% and
+  // fills 5.6 of 6 (the autotune table's fastest).
+  EXPECT_EQ(dmma::variant_for(dmma::choose(3000, 3000, 3000, h100)), "dmma_64x64");
+  // 1024: 64 big tiles on 132 SMs; 256 small ones fill more of them.
+  EXPECT_EQ(dmma::variant_for(dmma::choose(1024, 1024, 1024, h100)), "dmma_64x64");
+  // 16 small tiles: split K 9 ways; the K4 instruction below sm_90.
+  dmma::Config c = dmma::choose(256, 256, 4096, h100);
   EXPECT_EQ(c.bm, 64);
   EXPECT_EQ(c.splits, 9);
-  EXPECT_EQ(dmma::choose(256, 256, 4096, {132, 86}).instr, dmma::Instr::K4);
   EXPECT_EQ(dmma::variant_for(c), "dmma_64x64_splitk");
-  EXPECT_EQ(dmma::variant_for(dmma::choose(4096, 4096, 4096, h200)), "dmma_128x64");
+  dmma::Target a100{108, 80, 0, 1, 2};  // 128x128x32's 207 KiB does not fit in 164 KiB
+  EXPECT_EQ(dmma::choose(256, 256, 4096, a100).instr, dmma::Instr::K4);
+  EXPECT_NE(dmma::variant_for(dmma::choose(8192, 8192, 8192, a100)), "dmma_128x128_k32");
+  // Nothing fits: the 64x64 fallback (its launch then says why).
+  EXPECT_EQ(dmma::choose(4096, 4096, 4096, {132, 90, 0, 0, 0}).bm, 64);
   // Splits never go below kMinSplitDepth of K each, nor above kMaxSplits.
   EXPECT_EQ(dmma::split_count(64, 64, 300, 64, 64, 132), 1);
   EXPECT_EQ(dmma::split_count(64, 64, 1 << 20, 64, 64, 132), dmma::kMaxSplits);
