@@ -5,7 +5,7 @@
 #   ./dev.sh test  [ctest options]        runs the test suite through ctest
 # Environment: CUDAARCHS or CMAKE_CUDA_ARCHITECTURES picks the GPU architectures (default: the visible
 # GPU's, else 75;86;90); BUILD_DIR (default build); JOBS (default: all cores); CI=true makes warnings errors
-# and forbids downloads.
+# and forbids downloads; KS_GIT_REVISION names the revision where the tree has no .git.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -49,6 +49,9 @@ build=${BUILD_DIR:-build}
 jobs=${JOBS:-$(nproc)}
 cmake_args=(-S . -B "$build" -DCMAKE_BUILD_TYPE=Release)
 if [ "${CI:-}" = true ]; then cmake_args+=(-DKS_WERROR=ON -DKS_FETCH_MISSING=OFF); fi
+# A source tree without .git (a copy on a GPU host) records KS_GIT_REVISION in the results instead; passed
+# every time (empty: use git), so that a value from an earlier run does not linger in the CMake cache.
+cmake_args+=(-DKS_GIT_REVISION_OVERRIDE="${KS_GIT_REVISION:-}")
 cmake "${cmake_args[@]}"
 cmake --build "$build" -j "$jobs"
 
