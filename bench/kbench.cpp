@@ -644,6 +644,9 @@ void print_tuning(const std::vector<TableRow>& rows) {
     }
   }
   const gemm::dmma::Target target = gemm::dmma::current_target();
+  std::printf("\nthe rule's view of this GPU: %d SMs, compute_%d code; resident blocks per SM: 128x128x32 %d, "
+              "128x64x16 %d, 64x64x16 %d\n",
+              target.sm_count, target.code_arch, target.blocks_128x128, target.blocks_128x64, target.blocks_64x64);
   std::printf("\nautotune: the fastest dmma configuration per size (TFLOP/s, %% of cuBLAS), and the rule's pick\n");
   std::printf("| size | fastest | TFLOP/s | vs cuBLAS | rule picks | its TFLOP/s |\n|---|---|---:|---:|---|---:|\n");
   for (const std::string& size : order) {

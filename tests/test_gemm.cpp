@@ -9,6 +9,7 @@
 #include <gtest/gtest.h>
 
 #include <cmath>
+#include <cstdio>
 #include <random>
 #include <tuple>
 
@@ -139,6 +140,17 @@ TEST(DmmaRule, PicksTheTileThatFillsTheGpuBestElseSplitK) {
   // Splits never go below kMinSplitDepth of K each, nor above kMaxSplits.
   EXPECT_EQ(dmma::split_count(64, 64, 300, 64, 64, 132), 1);
   EXPECT_EQ(dmma::split_count(64, 64, 1 << 20, 64, 64, 132), dmma::kMaxSplits);
+}
+
+TEST(DmmaRule, ReadsThisGpu) {
+  KS_REQUIRE_GPU();
+  if (test::current_cc() < 80) GTEST_SKIP() << "dmma needs compute capability 8.0";
+  const dmma::Target t = dmma::current_target();
+  std::printf("target: %d SMs, compute_%d; resident blocks 128x128x32 %d, 128x64x16 %d, 64x64x16 %d\n", t.sm_count,
+              t.code_arch, t.blocks_128x128, t.blocks_128x64, t.blocks_64x64);
+  EXPECT_GT(t.sm_count, 0);
+  EXPECT_GE(t.blocks_64x64, 1);  // 74 KiB of shared memory fits every CC 8.x/9.x GPU
+  EXPECT_GE(t.blocks_128x64, 1);
 }
 
 TEST(DmmaRule, SplitsCoverKExactlyInWholeKTiles) {
