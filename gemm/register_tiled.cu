@@ -2,31 +2,34 @@
 // tile and a row of B's tile, both read from shared memory.
 //
 // The coalesced kernel needs two shared-memory loads per FMA, so shared-memory bandwidth caps it near a
-// quarter of the FP64 rate. Here a block computes a BM x BN = 128 x 64 tile of C with 256 threads, each
-// owning TM x TN = 8 x 4 elements: per step of k a thread loads 8 values of A and 4 of B and does 32 FMAs,
-// 2.7 FMAs per load. Thread (tx, ty) owns rows tx + 16m and columns ty + 16n: in shared memory a half-warp
-// (16 consecutive tx, one ty) reads 16 consecutive doubles of A (conflict-free) and one double of B (a
-// broadcast). While a tile is being multiplied, the next one is already loading into registers (prefetch),
-// so global-memory latency overlaps the arithmetic. Tiles are stored k-major (As[k][i], Bs[k][j]); the global
-// loads are coalesced along i for A and along k for B. Edge tiles are zero-filled and stores are guarded, so
-// any M, N, K and leading dimension works. The loads are 8 bytes wide: 16-byte loads need lda and ldb even
-// and aligned bases, which general shapes do not guarantee (a specialisation for them is a next step).
-// No minimum compute capability. Measured: docs/gemm-notes.md.
+// quarter of the FP64 rate. Here a block computes a BM x BN = 128 x 128 tile of C with 256 threads, each
+// owning TM x TN = 8 x 8 elements: per step of k a thread makes four 16-byte loads of A and four of B (16
+// doubles) for 64 FMAs. Thread (tx, ty) owns rows 2 tx + {0, 1} + 32 q and columns 2 ty + {0, 1} + 32 q
+// (q = 0..3), so a quarter-warp's 16-byte loads of A cover 128 contiguous bytes (conflict-free) and a warp's
+// loads of B touch two addresses (broadcasts). Shared memory holds two k-tiles: while one is multiplied, the
+// next is loaded from global memory into registers and then stored into the other, one barrier per k-tile.
+// Tiles are stored k-major (As[k][i], Bs[k][j]); the global loads are coalesced along i for A and along k for
+// B. Edge tiles are zero-filled and stores are guarded, so any M, N, K and leading dimension works. The global
+// loads are 8 bytes wide: 16-byte loads need lda and ldb even and aligned bases, which general shapes do not
+// guarantee. 64 accumulators per thread: about 230 registers, one block (8 warps) per SM on sm_90. No minimum
+// compute capability. Measured: docs/gemm-notes.md.
 #include "gemm/kernel_common.cuh"
 
 namespace ks::gemm {
 namespace {
 
-constexpr int BM = 128, BN = 64, BK = 16;
+constexpr int BM = 128, BN = 128, BK = 8;
 constexpr int TX = 16, TY = 16;  // threads per block: TX x TY
-constexpr int TM = BM / TX, TN = BN / TY;
+constexpr int TM = 8, TN = 8;    // C elements per thread: rows 2 tx + {0, 1} + 32 q, columns 2 ty + {0, 1} + 32 q
 constexpr int kThreads = TX * TY;
 constexpr int kALoads = BM * BK / kThreads;  // A elements each thread stages per tile
 constexpr int kBLoads = BK * BN / kThreads;
+constexpr int kPadB = 2;  // Bs rows of 130 doubles: a warp's transposing stores hit each bank pair twice (optimal)
+static_assert(TM * TX == BM && TN * TY == BN, "the thread tiles cover the block tile");
 
-__global__ void __launch_bounds__(kThreads) register_tiled_kernel(GemmArgs a) {
-  __shared__ double As[BK][BM];
-  __shared__ double Bs[BK][BN];
+__global__ void __launch_bounds__(kThreads, 1) register_tiled_kernel(GemmArgs a) {
+  __shared__ __align__(16) double As[2][BK][BM];  // two buffers: one is multiplied while the other fills
+  __shared__ __align__(16) double Bs[2][BK][BN + kPadB];
   const int t = threadIdx.x;
   const int tx = t % TX, ty = t / TX;
   const int i0 = blockIdx.x * BM, j0 = blockIdx.y * BN;
@@ -48,43 +51,50 @@ __global__ void __launch_bounds__(kThreads) register_tiled_kernel(GemmArgs a) {
       b_stage[r] = (k < a.K && j < a.N) ? a.B[k + static_cast<size_t>(j) * a.ldb] : 0.0;
     }
   };
-  auto store_tile = [&] {
+  auto store_tile = [&](int buf) {
 #pragma unroll
-    for (int r = 0; r < kALoads; ++r) As[a_col + r * (kThreads / BM)][a_row] = a_stage[r];
+    for (int r = 0; r < kALoads; ++r) As[buf][a_col + r * (kThreads / BM)][a_row] = a_stage[r];
 #pragma unroll
-    for (int r = 0; r < kBLoads; ++r) Bs[b_row][b_col + r * (kThreads / BK)] = b_stage[r];
+    for (int r = 0; r < kBLoads; ++r) Bs[buf][b_row][b_col + r * (kThreads / BK)] = b_stage[r];
   };
 
   double acc[TM][TN] = {};
   load_tile(0);
-  store_tile();
+  store_tile(0);
   __syncthreads();
-  for (int k0 = 0; k0 < a.K; k0 += BK) {
+  for (int k0 = 0, buf = 0; k0 < a.K; k0 += BK, buf ^= 1) {
     const bool more = k0 + BK < a.K;
     if (more) load_tile(k0 + BK);  // in flight while this tile is multiplied
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
+      // Four 16-byte loads each: A rows 2 tx + {0, 1} + 32 q, B columns 2 ty + {0, 1} + 32 q.
       double av[TM], bv[TN];
 #pragma unroll
-      for (int m = 0; m < TM; ++m) av[m] = As[k][tx + TX * m];
+      for (int q = 0; q < TM / 2; ++q) {
+        const double2 v = *reinterpret_cast<const double2*>(&As[buf][k][2 * tx + 32 * q]);
+        av[2 * q] = v.x;
+        av[2 * q + 1] = v.y;
+      }
 #pragma unroll
-      for (int n = 0; n < TN; ++n) bv[n] = Bs[k][ty + TY * n];
+      for (int q = 0; q < TN / 2; ++q) {
+        const double2 v = *reinterpret_cast<const double2*>(&Bs[buf][k][2 * ty + 32 * q]);
+        bv[2 * q] = v.x;
+        bv[2 * q + 1] = v.y;
+      }
 #pragma unroll
       for (int m = 0; m < TM; ++m)
 #pragma unroll
         for (int n = 0; n < TN; ++n) acc[m][n] = fma(av[m], bv[n], acc[m][n]);
     }
-    __syncthreads();  // everyone is done reading this tile
-    if (more) {
-      store_tile();
-      __syncthreads();
-    }
+    // The other buffer was last read in the previous iteration, before everyone passed its barrier.
+    if (more) store_tile(buf ^ 1);
+    __syncthreads();  // the next tile is stored, and everyone is done reading this one
   }
 #pragma unroll
   for (int m = 0; m < TM; ++m) {
 #pragma unroll
     for (int n = 0; n < TN; ++n) {
-      const int i = i0 + tx + TX * m, j = j0 + ty + TY * n;
+      const int i = i0 + 2 * tx + m % 2 + 32 * (m / 2), j = j0 + 2 * ty + n % 2 + 32 * (n / 2);
       if (i < a.M && j < a.N) store_c(a, i, j, acc[m][n]);
     }
   }
@@ -97,7 +107,7 @@ void launch(const GemmArgs& a, ExecContext& ctx) {
 }
 
 const auto& kRegistered = registry().add(
-    {{"register_tiled", "128x64 block tiles, 8x4 C elements per thread in registers, next tile prefetched", 0, 40},
+    {{"register_tiled", "128x128 block tiles, 8x8 C elements per thread in registers, 16-byte shared loads, next tile prefetched", 0, 40},
      launch});
 
 }  // namespace
