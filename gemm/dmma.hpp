@@ -41,9 +41,10 @@ struct Target {
 // i.e. its full-GPU rate times the share of the launched tile slots that hold useful elements of C (wave
 // quantization and the padding of edge tiles); the highest score wins. The rates, relative to 128x128x32
 // with 16-byte copies (measured at 4096^3, 8192^3 and 4095^3): 1, 0.95, 0.92 with 16-byte copies
-// (`wide_loads`: lda and ldb even, A and B 16-byte aligned) and 0.95, 0.86, 0.80 with 8-byte ones. When even 64x64 tiles do not reach one block per SM, 64x64 with split-K: enough splits
-// to reach one block per SM, each split at least kMinSplitDepth deep. The instruction is K16 where the code
-// was compiled for sm_90, K4 otherwise.
+// (`wide_loads`: lda and ldb even, A and B 16-byte aligned) and 0.95, 0.86, 0.80 with 8-byte ones. When even
+// 64x64 tiles do not reach one block per SM, 64x64 with split-K: enough splits to reach one block per SM,
+// each split at least kMinSplitDepth deep. The instruction is K16 where the code was compiled for sm_90, K4
+// otherwise.
 Config choose(int M, int N, int K, const Target& t, bool wide_loads = true);
 
 // Split count for split-K with bm x bn tiles: ceil(sm_count / tiles), capped so every split keeps at least
