@@ -650,12 +650,12 @@ void print_tuning(const std::vector<TableRow>& rows) {
   std::printf("\nautotune: the fastest dmma configuration per size (TFLOP/s, %% of cuBLAS), and the rule's pick\n");
   std::printf("| size | fastest | TFLOP/s | vs cuBLAS | rule picks | its TFLOP/s |\n|---|---|---:|---:|---|---:|\n");
   for (const std::string& size : order) {
+    const auto it = best.find(size);
+    if (it == best.end()) continue;
     const GemmSize s = parse_gemm_sizes(size).front();
     // kbench allocates A and B aligned with lda = M, ldb = K: 16-byte copies when both are even.
     const gemm::dmma::Config pick = gemm::dmma::choose(s.M, s.N, s.K, target, s.M % 2 == 0 && s.K % 2 == 0);
     const std::string picked = gemm::dmma::variant_for(pick);
-    const auto it = best.find(size);
-    if (it == best.end()) continue;
     const double a = anchor.count(size) ? anchor[size] : 0;
     const double pr = rate_of.count(picked + "/" + size) ? rate_of[picked + "/" + size] : 0;
     std::printf("| %s | %s | %.2f | %s | %s (%s) | %.2f |\n", size.c_str(), it->second.variant.c_str(),

@@ -84,6 +84,18 @@ __device__ __forceinline__ void cp_async(double* smem, const double* gmem, int s
 #endif
 }
 
+// Copies 16 (Bytes == 16) or 8 bytes that are known to lie inside the matrix: no source-size operand.
+template <int Bytes>
+__device__ __forceinline__ void cp_async_whole(double* smem, const double* gmem) {
+#if __CUDA_ARCH__ >= 800
+  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
+  if constexpr (Bytes == 16)
+    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+  else
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(s), "l"(gmem));
+#endif
+}
+
 __device__ __forceinline__ void cp_async_commit() {
 #if __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;\n" ::);
@@ -130,18 +142,6 @@ __device__ __forceinline__ void mma_16x8x16(double (&c)[4], const double (&a)[8]
 
 // ---- the kernel ----
 
-// Copies 16 (Bytes == 16) or 8 bytes that are known to lie inside the matrix: no source-size operand.
-template <int Bytes>
-__device__ __forceinline__ void cp_async_whole(double* smem, const double* gmem) {
-#if __CUDA_ARCH__ >= 800
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  if constexpr (Bytes == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(s), "l"(gmem));
-#endif
-}
-
 // Block rasterization: consecutive blocks walk kGroupM tile rows of C before moving to the next tile column,
 // so the blocks resident at one time share A and B panels in L2 (the plain x-fastest order streams all of A
 // through L2 once per wave of tile columns).
@@ -178,9 +178,11 @@ __global__ void __launch_bounds__(T::kThreads, 1) dmma_kernel(GemmArgs a, double
   // Tiles wholly inside C whose k-tile is wholly inside the K range copy without bounds checks.
   const bool interior = i0 + T::BM <= a.M && j0 + T::BN <= a.N;
   const int whole_ktiles = (kend - kbeg) / T::BK;
+  auto whole = [&](int kt) { return interior && kt < whole_ktiles; };
 
   // Copy r of thread tid is element c = tid + r * kThreads of the tile. A thread's copies share one row
-  // (A) or one k (B) and step by a fixed number of columns, so one pointer walks them: fewer live registers.
+  // (A) or one k (B) and step by a fixed number of columns: one base pointer per operand plus constant
+  // offsets addresses all of them.
   constexpr int kAPerCol = T::BM / T::VEC, kBPerCol = T::BK / T::VEC;
   static_assert(T::kThreads % kAPerCol == 0 && T::kThreads % kBPerCol == 0, "copies keep their row");
   constexpr int kAStep = T::kThreads / kAPerCol, kBStep = T::kThreads / kBPerCol;  // columns between copies
@@ -193,15 +195,15 @@ __global__ void __launch_bounds__(T::kThreads, 1) dmma_kernel(GemmArgs a, double
   const size_t a_copy_step = static_cast<size_t>(kAStep) * a.lda, b_copy_step = static_cast<size_t>(kBStep) * a.ldb;
   const size_t a_ktile_step = static_cast<size_t>(T::BK) * a.lda;
 
-  // Copy c (A's copies first, then B's) of k-tile kt into `stage`. Whole: no checks (interior tile, whole
-  // k-tile); otherwise every element outside A, B or the K range is zero-filled.
-  auto copy = [&](auto whole, int c, int stage, int kt) {
+  // Copy c (A's copies first, then B's) of k-tile kt into `stage`. `unchecked` (std::true_type) where
+  // whole(kt); otherwise every element outside A, B or the K range is zero-filled.
+  auto copy = [&](auto unchecked, int c, int stage, int kt) {
     const int k0 = kbeg + kt * T::BK;
     if (c < T::kACopies) {
       const int r = c;
       double* dst = As + stage * T::BK * T::LDA + (a_k + r * kAStep) * T::LDA + a_m;
       const double* src = a_src + kt * a_ktile_step + r * a_copy_step;
-      if constexpr (decltype(whole)::value) {
+      if constexpr (decltype(unchecked)::value) {
         cp_async_whole<8 * T::VEC>(dst, src);
       } else {
         const int n = k0 + a_k + r * kAStep < kend ? a_rows : 0;
@@ -211,7 +213,7 @@ __global__ void __launch_bounds__(T::kThreads, 1) dmma_kernel(GemmArgs a, double
       const int r = c - T::kACopies;
       double* dst = Bs + stage * T::BN * T::LDB + (b_n + r * kBStep) * T::LDB + b_k;
       const double* src = b_src + static_cast<size_t>(kt) * T::BK + r * b_copy_step;
-      if constexpr (decltype(whole)::value) {
+      if constexpr (decltype(unchecked)::value) {
         cp_async_whole<8 * T::VEC>(dst, src);
       } else {
         const int n = j0 + b_n + r * kBStep < a.N ? max(0, min(T::VEC, kend - (k0 + b_k))) : 0;
@@ -220,7 +222,7 @@ __global__ void __launch_bounds__(T::kThreads, 1) dmma_kernel(GemmArgs a, double
     }
   };
   auto copy_ktile = [&](int stage, int kt) {
-    if (interior && kt < whole_ktiles) {
+    if (whole(kt)) {
 #pragma unroll
       for (int c = 0; c < kCopies; ++c) copy(std::true_type{}, c, stage, kt);
     } else {
@@ -244,7 +246,7 @@ __global__ void __launch_bounds__(T::kThreads, 1) dmma_kernel(GemmArgs a, double
   // in a block of its own between two k-tiles.
   constexpr int kGroups = T::BK / 16 * T::MT;
   constexpr int kCopiesPerGroup = (kCopies + kGroups - 1) / kGroups;
-  auto ktile = [&](auto whole, int kt, int next, bool load) {
+  auto ktile = [&](auto unchecked, int kt, int next, bool load) {
     const double* as = As + (kt % T::STAGES) * T::BK * T::LDA + a_off;
     const double* bs = Bs + (kt % T::STAGES) * T::BN * T::LDB + b_off;
 #pragma unroll
@@ -264,7 +266,7 @@ __global__ void __launch_bounds__(T::kThreads, 1) dmma_kernel(GemmArgs a, double
 #pragma unroll
         for (int q = 0; q < kCopiesPerGroup; ++q) {
           const int c = (ks * T::MT + mt) * kCopiesPerGroup + q;
-          if (c < kCopies && load) copy(whole, c, next % T::STAGES, next);
+          if (c < kCopies && load) copy(unchecked, c, next % T::STAGES, next);
         }
       }
     }
@@ -273,7 +275,7 @@ __global__ void __launch_bounds__(T::kThreads, 1) dmma_kernel(GemmArgs a, double
     cp_async_wait<T::STAGES - 2>();  // k-tile kt has landed (for this thread) ...
     __syncthreads();                 // ... for every thread; and everyone is done with k-tile kt - 1,
     const int next = kt + T::STAGES - 1;  // whose buffer k-tile `next` now overwrites
-    if (interior && next < whole_ktiles)
+    if (whole(next))
       ktile(std::true_type{}, kt, next, true);
     else
       ktile(std::false_type{}, kt, next, next < ktiles);
@@ -326,17 +328,23 @@ using dmma::Instr;
 using dmma::splitk_finish;
 using dmma::Tile;
 
+// The most shared memory one block may ask for on `device`.
+int smem_per_block(int device) {
+  int optin = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  return optin;
+}
+
 // Raises dmma_kernel<T>'s dynamic shared-memory limit (above the default 48 KiB) on the current device, once
-// per device switch rather than on every launch.
-// Refuses, with the reason, a tile whose shared memory exceeds what this GPU gives one block.
+// per device switch rather than on every launch. Refuses, with the reason, a tile whose shared memory
+// exceeds what this GPU gives one block.
 template <class T>
 void allow_dynamic_smem() {
   static std::atomic<int> set_for(-1);
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   if (set_for.load() == device) return;
-  int optin = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  const int optin = smem_per_block(device);
   if (T::kSmemBytes > optin)
     throw std::runtime_error("dmma: the " + std::to_string(T::BM) + "x" + std::to_string(T::BN) + "x" +
                              std::to_string(T::BK) + " tile needs " + std::to_string(T::kSmemBytes / 1024) +
@@ -410,9 +418,7 @@ void launch_instr(const GemmArgs& a, ExecContext& ctx, const Config& c) {
 // Resident blocks per SM of tile T on `device` (0 when its shared memory does not fit).
 template <class T>
 int resident_blocks(int device) {
-  int optin = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  if (T::kSmemBytes > optin) return 0;
+  if (T::kSmemBytes > smem_per_block(device)) return 0;
   allow_dynamic_smem<T>();
   int n = 0;
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, dmma_kernel<T>, T::kThreads, T::kSmemBytes));
