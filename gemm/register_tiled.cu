@@ -13,8 +13,8 @@
 // Tiles are stored k-major (As[k][i], Bs[k][j]); the global loads are coalesced along i for A and along k for
 // B. Edge tiles are zero-filled and stores are guarded, so any M, N, K and leading dimension works. The global
 // loads are 8 bytes wide: 16-byte loads need lda and ldb even and aligned bases, which general shapes do not
-// guarantee. 64 accumulators per thread: about 250 registers, one block (8 warps) per SM on sm_90. No minimum
-// compute capability. Measured: docs/gemm-notes.md.
+// guarantee. 64 accumulators per thread: about 240 registers, one block (8 warps) per SM on sm_90. No minimum
+// compute capability. Measured: docs/gemm-notes.md (steps 8 and 9).
 #include "gemm/kernel_common.cuh"
 
 namespace ks::gemm {
@@ -41,23 +41,28 @@ __global__ void __launch_bounds__(kThreads, 1) register_tiled_kernel(GemmArgs a)
   const int a_row = t % BM, a_col = t / BM;
   const int b_row = t % BK, b_col = t / BK;
   double a_stage[kALoads], b_stage[kBLoads];
-  auto load_tile = [&](int k0) {
+  // The staged elements of tile k0 = 0: A(i0 + a_row, a_col + r * kAStep), B(b_row, j0 + b_col + r * kBStep).
+  // Each tile moves A's pointer BK columns right and B's BK rows down.
+  constexpr int kAStep = kThreads / BM, kBStep = kThreads / BK;
+  const double* a_src = a.A + (i0 + a_row) + static_cast<size_t>(a_col) * a.lda;
+  const double* b_src = a.B + b_row + static_cast<size_t>(j0 + b_col) * a.ldb;
+  const size_t a_step = static_cast<size_t>(kAStep) * a.lda, b_step = static_cast<size_t>(kBStep) * a.ldb;
+  const bool a_row_in = i0 + a_row < a.M;
+  auto load_tile = [&](int k0) {  // k0 >= K loads nothing and stages zeros
 #pragma unroll
-    for (int r = 0; r < kALoads; ++r) {
-      const int i = i0 + a_row, k = k0 + a_col + r * (kThreads / BM);
-      a_stage[r] = (i < a.M && k < a.K) ? a.A[i + static_cast<size_t>(k) * a.lda] : 0.0;
-    }
+    for (int r = 0; r < kALoads; ++r)
+      a_stage[r] = a_row_in && k0 + a_col + r * kAStep < a.K ? a_src[r * a_step] : 0.0;
 #pragma unroll
-    for (int r = 0; r < kBLoads; ++r) {
-      const int k = k0 + b_row, j = j0 + b_col + r * (kThreads / BK);
-      b_stage[r] = (k < a.K && j < a.N) ? a.B[k + static_cast<size_t>(j) * a.ldb] : 0.0;
-    }
+    for (int r = 0; r < kBLoads; ++r)
+      b_stage[r] = k0 + b_row < a.K && j0 + b_col + r * kBStep < a.N ? b_src[r * b_step] : 0.0;
+    a_src += static_cast<size_t>(BK) * a.lda;
+    b_src += BK;
   };
   auto store_tile = [&] {
 #pragma unroll
-    for (int r = 0; r < kALoads; ++r) As[a_col + r * (kThreads / BM)][a_row] = a_stage[r];
+    for (int r = 0; r < kALoads; ++r) As[a_col + r * kAStep][a_row] = a_stage[r];
 #pragma unroll
-    for (int r = 0; r < kBLoads; ++r) Bs[b_row][b_col + r * (kThreads / BK)] = b_stage[r];
+    for (int r = 0; r < kBLoads; ++r) Bs[b_row][b_col + r * kBStep] = b_stage[r];
   };
 
   double acc[TM][TN] = {};
@@ -66,7 +71,10 @@ __global__ void __launch_bounds__(kThreads, 1) register_tiled_kernel(GemmArgs a)
   __syncthreads();
   for (int k0 = 0; k0 < a.K; k0 += BK) {
     const bool more = k0 + BK < a.K;
-    if (more) load_tile(k0 + BK);  // in flight while this tile is multiplied
+    // The next tile's loads, in flight while this one is multiplied. Not under `if (more)`: inside that
+    // branch the compiler sank them past the arithmetic, next to the stores that use them, so each tile
+    // waited out a full global-memory latency (the last tile's loads are all predicated off instead).
+    load_tile(k0 + BK);
 #pragma unroll
     for (int k = 0; k < BK; ++k) {
       // Four 16-byte loads each: A rows 2 tx + {0, 1} + 32 q, B columns 2 ty + {0, 1} + 32 q.
