@@ -9,31 +9,19 @@
 // t + 4 (i / 2)) in a[i], B(t + 4 i, g) in b[i], and C(g + 8 (r / 2), 2 t + r % 2) in c[r]. The m8n8k4 layout
 // is the same restricted to one 8x4 piece, so the K4 path reuses the K16 fragments unchanged.
 //
-// Shared memory. A's tile is stored k-major (As[k][m], m contiguous as in global memory) and B's n-major
-// (Bs[n][k], k contiguous as in global memory), so every global-to-shared copy is a straight cp.async of 8
-// or 16 bytes. Row pitches are padded to 4 (mod 16) doubles: a fragment load by a half-warp (g = 0..3,
-// t = 0..3) touches word (4 t + g) mod 16 of A and (4 g + t) mod 16 of B, sixteen distinct 8-byte bank pairs,
-// so the loads are conflict-free.
+// Shared memory, copies, pipeline and block order: gemm/cp_async_pipeline.cuh, shared with warp_tiled
+// (STAGES k-tiles 16 or 32 deep in flight; tiles wholly inside C copy without checks, edge tiles zero-fill;
+// grouped block order for L2 reuse). With its 4 (mod 16) pitches, a fragment load by a half-warp (g = 0..3,
+// t = 0..3) touches word (4 t + g) mod 16 of A and (4 g + t) mod 16 of B, sixteen distinct 8-byte bank pairs:
+// conflict-free. The copies of the next k-tile are spread between the MMAs (a few after each group of MMAs).
+// Stores are guarded, so any M, N, K works.
 //
-// Pipeline. STAGES k-tiles (16 or 32 deep) are in flight through cp.async (asynchronous global-to-shared copies
-// that bypass the registers); each iteration waits for the oldest, multiplies it, and issues the copies of the
-// next k-tile spread between its MMAs (a few after each group of MMAs), so that the copies' address arithmetic
-// issues while the tensor cores are busy. One __syncthreads per k-tile both publishes the landed tile and
-// retires the buffer the new copies overwrite.
-//
-// Any shape. A tile wholly inside C whose k-tile lies wholly inside the K range copies without any check (the
-// common case, and the cheap one: two instructions per copy); any other zero-fills the elements outside A, B
-// or the block's K range through cp.async's source-size operand, and stores are guarded. 16-byte copies need
-// lda and ldb even and 16-byte aligned A and B; otherwise the 8-byte instantiation runs. Split-K (small or
-// skinny C): blockIdx.z owns one range of K and writes its partial tile to scratch; a second kernel adds the
-// partials in z order and applies alpha and beta, so the result is deterministic.
-//
-// Block order. Consecutive blocks cover kGroupM tile rows of one tile column before the next column, so the
-// blocks resident at one time share A and B panels in L2.
+// Split-K (small or skinny C): blockIdx.z owns one range of K and writes its partial tile to scratch; a second
+// kernel adds the partials in z order and applies alpha and beta, so the result is deterministic.
 //
 // Measured, and what limits it: docs/gemm-notes.md.
 #include "gemm/dmma.hpp"
-#include "gemm/kernel_common.cuh"
+#include "gemm/cp_async_pipeline.cuh"
 
 #include <algorithm>
 #include <atomic>
@@ -46,68 +34,20 @@
 namespace ks::gemm {
 namespace dmma {
 
-constexpr int kPad = 4;  // pitch = 4 (mod 16) doubles: conflict-free fragment loads
-
 // The device code lives in a named (not anonymous) namespace: code compiled for sm_75 never uses most of
 // it, and nvcc warns about unreferenced entities with internal linkage.
 template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int STAGES_, int VEC_, Instr I_>
-struct Tile {
-  static constexpr int BM = BM_, BN = BN_, BK = BK_, WARPS_M = WARPS_M_, WARPS_N = WARPS_N_, STAGES = STAGES_;
-  static constexpr int VEC = VEC_;
+struct Tile : pipeline::Layout<BM_, BN_, BK_, STAGES_, VEC_, 32 * WARPS_M_ * WARPS_N_> {
+  using L = pipeline::Layout<BM_, BN_, BK_, STAGES_, VEC_, 32 * WARPS_M_ * WARPS_N_>;
+  static constexpr int WARPS_M = WARPS_M_, WARPS_N = WARPS_N_;
   static constexpr Instr I = I_;
-  static constexpr int kThreads = 32 * WARPS_M * WARPS_N;
-  static constexpr int WTM = BM / WARPS_M, WTN = BN / WARPS_N;  // warp tile
-  static constexpr int MT = WTM / 16, NT = WTN / 8;               // mma tiles per warp
-  static constexpr int LDA = BM + kPad, LDB = BK + kPad;
-  static constexpr int kStageDoubles = BK * LDA + BN * LDB;
-  static constexpr int kSmemBytes = STAGES * kStageDoubles * 8;
-  static constexpr int kACopies = BK * BM / VEC / kThreads;  // cp.async per thread per stage
-  static constexpr int kBCopies = BN * BK / VEC / kThreads;
-  static_assert(BM % (16 * WARPS_M) == 0 && BN % (8 * WARPS_N) == 0, "warp tile must hold whole mma tiles");
-  static_assert(BK % 16 == 0, "k-tiles hold whole 16-deep mma steps");
-  static_assert(BK * BM / VEC % kThreads == 0 && BN * BK / VEC % kThreads == 0, "copies must divide evenly");
-  static_assert(LDA % 16 == kPad && LDB % 16 == kPad, "pitches keep the fragment loads conflict-free");
+  static constexpr int WTM = L::BM / WARPS_M, WTN = L::BN / WARPS_N;  // warp tile
+  static constexpr int MT = WTM / 16, NT = WTN / 8;                   // mma tiles per warp
+  static_assert(L::BM % (16 * WARPS_M) == 0 && L::BN % (8 * WARPS_N) == 0, "warp tile must hold whole mma tiles");
+  static_assert(L::BK % 16 == 0, "k-tiles hold whole 16-deep mma steps");
 };
 
-
 // ---- the instructions ----
-
-// Copies `src_bytes` (0, 8 or, for Bytes == 16, 16) from global to shared and zero-fills the rest of Bytes.
-template <int Bytes>
-__device__ __forceinline__ void cp_async(double* smem, const double* gmem, int src_bytes) {
-#if __CUDA_ARCH__ >= 800
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  if constexpr (Bytes == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes));
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes));
-#endif
-}
-
-// Copies 16 (Bytes == 16) or 8 bytes that are known to lie inside the matrix: no source-size operand.
-template <int Bytes>
-__device__ __forceinline__ void cp_async_whole(double* smem, const double* gmem) {
-#if __CUDA_ARCH__ >= 800
-  const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
-  if constexpr (Bytes == 16)
-    asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
-  else
-    asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(s), "l"(gmem));
-#endif
-}
-
-__device__ __forceinline__ void cp_async_commit() {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.commit_group;\n" ::);
-#endif
-}
-
-template <int Pending>
-__device__ __forceinline__ void cp_async_wait() {
-#if __CUDA_ARCH__ >= 800
-  asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending));
-#endif
-}
 
 // c += a * b for one 16x8x16 tile, fragments as in the header.
 template <Instr I>
@@ -142,101 +82,22 @@ __device__ __forceinline__ void mma_16x8x16(double (&c)[4], const double (&a)[8]
 
 // ---- the kernel ----
 
-// Block rasterization: consecutive blocks walk kGroupM tile rows of C before moving to the next tile column,
-// so the blocks resident at one time share A and B panels in L2 (the plain x-fastest order streams all of A
-// through L2 once per wave of tile columns).
-constexpr int kGroupM = 8;
-
-__device__ __forceinline__ void block_tile(int& tile_m, int& tile_n) {
-  const long long tiles_m = gridDim.x, tiles_n = gridDim.y;
-  const long long linear = static_cast<long long>(blockIdx.y) * tiles_m + blockIdx.x;
-  const long long per_group = kGroupM * tiles_n;
-  const long long first_m = linear / per_group * kGroupM;
-  const long long rows = min(static_cast<long long>(kGroupM), tiles_m - first_m);  // the last group may be short
-  const long long within = linear % per_group;
-  tile_m = static_cast<int>(first_m + within % rows);
-  tile_n = static_cast<int>(within / rows);
-}
-
 // `partial` null: C = alpha AB + beta C. Otherwise blockIdx.z's product over its K range goes to
 // partial[z][j][i] (M x N, unscaled) for splitk_finish.
 template <class T>
 __global__ void __launch_bounds__(T::kThreads, 1) dmma_kernel(GemmArgs a, double* partial, int split_depth) {
 #if __CUDA_ARCH__ >= 800
   extern __shared__ __align__(16) double smem[];
-  double* const As = smem;                              // [STAGES][T::BK][LDA]
-  double* const Bs = smem + T::STAGES * T::BK * T::LDA;   // [STAGES][BN][LDB]
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int g = lane / 4, t = lane % 4;
   const int wm = warp % T::WARPS_M, wn = warp / T::WARPS_M;
   int tile_m, tile_n;
-  block_tile(tile_m, tile_n);
+  pipeline::block_tile(tile_m, tile_n);
   const int i0 = tile_m * T::BM, j0 = tile_n * T::BN;
   const int kbeg = blockIdx.z * split_depth;
-  const int kend = min(a.K, kbeg + split_depth);
-  const int ktiles = ceil_div(kend - kbeg, T::BK);
-  // Tiles wholly inside C whose k-tile is wholly inside the K range copy without bounds checks.
-  const bool interior = i0 + T::BM <= a.M && j0 + T::BN <= a.N;
-  const int whole_ktiles = (kend - kbeg) / T::BK;
-  auto whole = [&](int kt) { return interior && kt < whole_ktiles; };
-
-  // Copy r of thread tid is element c = tid + r * kThreads of the tile. A thread's copies share one row
-  // (A) or one k (B) and step by a fixed number of columns: one base pointer per operand plus constant
-  // offsets addresses all of them.
-  constexpr int kAPerCol = T::BM / T::VEC, kBPerCol = T::BK / T::VEC;
-  static_assert(T::kThreads % kAPerCol == 0 && T::kThreads % kBPerCol == 0, "copies keep their row");
-  constexpr int kAStep = T::kThreads / kAPerCol, kBStep = T::kThreads / kBPerCol;  // columns between copies
-  constexpr int kCopies = T::kACopies + T::kBCopies;
-  const int a_m = (tid % kAPerCol) * T::VEC, a_k = tid / kAPerCol;
-  const int b_k = (tid % kBPerCol) * T::VEC, b_n = tid / kBPerCol;
-  const int a_rows = max(0, min(T::VEC, a.M - (i0 + a_m)));  // 0 .. VEC elements of the row pair exist
-  const double* const a_src = a.A + (i0 + a_m) + static_cast<size_t>(kbeg + a_k) * a.lda;  // k-tile 0, copy 0
-  const double* const b_src = a.B + (kbeg + b_k) + static_cast<size_t>(j0 + b_n) * a.ldb;
-  const size_t a_copy_step = static_cast<size_t>(kAStep) * a.lda, b_copy_step = static_cast<size_t>(kBStep) * a.ldb;
-  const size_t a_ktile_step = static_cast<size_t>(T::BK) * a.lda;
-
-  // Copy c (A's copies first, then B's) of k-tile kt into `stage`. `unchecked` (std::true_type) where
-  // whole(kt); otherwise every element outside A, B or the K range is zero-filled.
-  auto copy = [&](auto unchecked, int c, int stage, int kt) {
-    const int k0 = kbeg + kt * T::BK;
-    if (c < T::kACopies) {
-      const int r = c;
-      double* dst = As + stage * T::BK * T::LDA + (a_k + r * kAStep) * T::LDA + a_m;
-      const double* src = a_src + kt * a_ktile_step + r * a_copy_step;
-      if constexpr (decltype(unchecked)::value) {
-        cp_async_whole<8 * T::VEC>(dst, src);
-      } else {
-        const int n = k0 + a_k + r * kAStep < kend ? a_rows : 0;
-        cp_async<8 * T::VEC>(dst, n ? src : a.A, 8 * n);
-      }
-    } else {
-      const int r = c - T::kACopies;
-      double* dst = Bs + stage * T::BN * T::LDB + (b_n + r * kBStep) * T::LDB + b_k;
-      const double* src = b_src + static_cast<size_t>(kt) * T::BK + r * b_copy_step;
-      if constexpr (decltype(unchecked)::value) {
-        cp_async_whole<8 * T::VEC>(dst, src);
-      } else {
-        const int n = j0 + b_n + r * kBStep < a.N ? max(0, min(T::VEC, kend - (k0 + b_k))) : 0;
-        cp_async<8 * T::VEC>(dst, n ? src : a.B, 8 * n);
-      }
-    }
-  };
-  auto copy_ktile = [&](int stage, int kt) {
-    if (whole(kt)) {
-#pragma unroll
-      for (int c = 0; c < kCopies; ++c) copy(std::true_type{}, c, stage, kt);
-    } else {
-#pragma unroll
-      for (int c = 0; c < kCopies; ++c) copy(std::false_type{}, c, stage, kt);
-    }
-  };
+  const pipeline::KTileCopier<T> copier(a, smem, i0, j0, kbeg, min(a.K, kbeg + split_depth));
 
   double acc[T::MT][T::NT][4] = {};
-#pragma unroll
-  for (int s = 0; s < T::STAGES - 1; ++s) {
-    if (s < ktiles) copy_ktile(s, s);
-    cp_async_commit();  // empty groups too, so the wait count below holds
-  }
   // This thread's fragment origins inside a stage.
   const int a_off = t * T::LDA + wm * T::WTM + g;
   const int b_off = (wn * T::WTN + g) * T::LDB + t;
@@ -245,10 +106,10 @@ __global__ void __launch_bounds__(T::kThreads, 1) dmma_kernel(GemmArgs a, double
   // each mt group), so that the copies' address arithmetic issues while the tensor cores work rather than
   // in a block of its own between two k-tiles.
   constexpr int kGroups = T::BK / 16 * T::MT;
-  constexpr int kCopiesPerGroup = (kCopies + kGroups - 1) / kGroups;
-  auto ktile = [&](auto unchecked, int kt, int next, bool load) {
-    const double* as = As + (kt % T::STAGES) * T::BK * T::LDA + a_off;
-    const double* bs = Bs + (kt % T::STAGES) * T::BN * T::LDB + b_off;
+  constexpr int kCopiesPerGroup = (T::kCopies + kGroups - 1) / kGroups;
+  pipeline::run(copier, [&](auto unchecked, int kt, int next, bool load) {
+    const double* as = copier.a_stage(kt % T::STAGES) + a_off;
+    const double* bs = copier.b_stage(kt % T::STAGES) + b_off;
 #pragma unroll
     for (int ks = 0; ks < T::BK / 16; ++ks) {  // no barrier inside: loads of step ks + 1 overlap step ks
       double b[T::NT][4];
@@ -266,22 +127,11 @@ __global__ void __launch_bounds__(T::kThreads, 1) dmma_kernel(GemmArgs a, double
 #pragma unroll
         for (int q = 0; q < kCopiesPerGroup; ++q) {
           const int c = (ks * T::MT + mt) * kCopiesPerGroup + q;
-          if (c < kCopies && load) copy(unchecked, c, next % T::STAGES, next);
+          if (c < T::kCopies && load) copier.copy(unchecked, c, next % T::STAGES, next);
         }
       }
     }
-  };
-  for (int kt = 0; kt < ktiles; ++kt) {
-    cp_async_wait<T::STAGES - 2>();  // k-tile kt has landed (for this thread) ...
-    __syncthreads();                 // ... for every thread; and everyone is done with k-tile kt - 1,
-    const int next = kt + T::STAGES - 1;  // whose buffer k-tile `next` now overwrites
-    if (whole(next))
-      ktile(std::true_type{}, kt, next, true);
-    else
-      ktile(std::false_type{}, kt, next, next < ktiles);
-    cp_async_commit();
-  }
-  cp_async_wait<0>();  // nothing may still be writing shared memory when the block exits
+  });
 
   const size_t mn = static_cast<size_t>(a.M) * a.N;
 #pragma unroll
@@ -328,37 +178,6 @@ using dmma::Instr;
 using dmma::splitk_finish;
 using dmma::Tile;
 
-// The most shared memory one block may ask for on `device`.
-int smem_per_block(int device) {
-  int optin = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  return optin;
-}
-
-// Raises dmma_kernel<T>'s dynamic shared-memory limit (above the default 48 KiB) on the current device, once
-// per device switch rather than on every launch. Refuses, with the reason, a tile whose shared memory
-// exceeds what this GPU gives one block.
-template <class T>
-void allow_dynamic_smem() {
-  static std::atomic<int> set_for(-1);
-  int device = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  if (set_for.load() == device) return;
-  const int optin = smem_per_block(device);
-  if (T::kSmemBytes > optin)
-    throw std::runtime_error("dmma: the " + std::to_string(T::BM) + "x" + std::to_string(T::BN) + "x" +
-                             std::to_string(T::BK) + " tile needs " + std::to_string(T::kSmemBytes / 1024) +
-                             " KiB of shared memory per block; this GPU allows " + std::to_string(optin / 1024));
-  CUDA_CHECK(cudaFuncSetAttribute(dmma_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes));
-  // All of the unified L1/shared storage as shared memory, so that as many blocks are resident as the
-  // occupancy calculator (and the rule) assumes. Without it the split the SM runs with depends on the kernels
-  // before: after a kernel with little shared memory, three 74 KiB 64x64 blocks did not fit (dmma at 1024^3:
-  // 67% of cuBLAS in the default suite, 98% when it ran after cuBLAS). The copies bypass L1 anyway.
-  CUDA_CHECK(cudaFuncSetAttribute(dmma_kernel<T>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                  cudaSharedmemCarveoutMaxShared));
-  set_for.store(device);
-}
-
 template <class T>
 void launch_tile(const GemmArgs& a, ExecContext& ctx, int splits) {
   const int depth = dmma::split_depth(a.K, splits);
@@ -368,7 +187,7 @@ void launch_tile(const GemmArgs& a, ExecContext& ctx, int splits) {
   double* partial = nullptr;
   if (splits > 1)
     partial = static_cast<double*>(ctx.device_scratch(sizeof(double) * splits * static_cast<size_t>(a.M) * a.N));
-  allow_dynamic_smem<T>();
+  pipeline::prepare<T, dmma_kernel<T>>("dmma");
   dmma_kernel<T><<<grid, T::kThreads, T::kSmemBytes, ctx.stream()>>>(a, partial, depth);
   CUDA_CHECK_LAUNCH();
   if (splits > 1) {
@@ -377,12 +196,6 @@ void launch_tile(const GemmArgs& a, ExecContext& ctx, int splits) {
     splitk_finish<<<blocks, 256, 0, ctx.stream()>>>(a, partial, splits);
     CUDA_CHECK_LAUNCH();
   }
-}
-
-// 16-byte copies: lda and ldb even, A and B 16-byte aligned.
-bool wide_loads(const GemmArgs& a) {
-  auto aligned16 = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
-  return a.lda % 2 == 0 && a.ldb % 2 == 0 && aligned16(a.A) && aligned16(a.B);
 }
 
 // The tile shapes: block tile and k-tile depth; warps (M x N); stages from dmma::stages_for. Shared memory
@@ -395,7 +208,7 @@ using TileOf = Tile<BM, BN, BK, 2, BN / 32, dmma::stages_for(BM, BN, BK), VEC, I
 template <int BM, int BN, int BK, Instr I>
 void launch_shape(const GemmArgs& a, ExecContext& ctx, int splits) {
   static_assert(TileOf<BM, BN, BK, 2, I>::kSmemBytes == dmma::smem_bytes(BM, BN, BK), "one formula for both");
-  if (wide_loads(a))
+  if (pipeline::wide_loads(a))
     launch_tile<TileOf<BM, BN, BK, 2, I>>(a, ctx, splits);
   else
     launch_tile<TileOf<BM, BN, BK, 1, I>>(a, ctx, splits);
@@ -418,11 +231,7 @@ void launch_instr(const GemmArgs& a, ExecContext& ctx, const Config& c) {
 // Resident blocks per SM of tile T on `device` (0 when its shared memory does not fit).
 template <class T>
 int resident_blocks(int device) {
-  if (T::kSmemBytes > smem_per_block(device)) return 0;
-  allow_dynamic_smem<T>();
-  int n = 0;
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&n, dmma_kernel<T>, T::kThreads, T::kSmemBytes));
-  return n;
+  return pipeline::resident_blocks<T, dmma_kernel<T>>(device, "dmma");
 }
 
 template <Instr I>
@@ -499,7 +308,7 @@ const auto& kRegistered = registry().add(
       kDmmaCc, 50},
      [](const GemmArgs& a, ExecContext& ctx) {
        const dmma::Target t = target();
-       run(a, ctx, dmma::choose(a.M, a.N, a.K, t, wide_loads(a)), t);
+       run(a, ctx, dmma::choose(a.M, a.N, a.K, t, pipeline::wide_loads(a)), t);
      }});
 
 // The configurations the rule chooses from, each on its own, for autotuning and testing.
