@@ -24,6 +24,10 @@ struct GemmArgs {
   int ldc = 0;
 };
 
+// The largest M, N or K: INT_MAX less a margin for the kernels' int tile arithmetic.
+constexpr int kDimMargin = 1024;
+constexpr int kMaxDim = 2147483647 - kDimMargin;
+
 // Throws std::invalid_argument naming the first violated rule.
 void check_args(const GemmArgs& a);
 

@@ -99,6 +99,18 @@ TEST(GemmArgsTest, RejectsBadShapesAndLeadingDimensions) {
   b = a;
   b.ldc = 2;
   EXPECT_THROW(check_args(b), std::invalid_argument);
+  // Dimensions near INT_MAX would overflow the kernels' int tile arithmetic (i0 + BM past the last tile).
+  b = a;
+  b.M = b.lda = b.ldc = kMaxDim;
+  EXPECT_NO_THROW(check_args(b));
+  b.M = b.lda = b.ldc = kMaxDim + 1;
+  EXPECT_THROW(check_args(b), std::invalid_argument);
+  b = a;
+  b.N = 2147483647;
+  EXPECT_THROW(check_args(b), std::invalid_argument);
+  b = a;
+  b.K = b.ldb = kMaxDim + 1;
+  EXPECT_THROW(check_args(b), std::invalid_argument);
 }
 
 TEST(GemmModes, ParseAndPrintRoundTrip) {
