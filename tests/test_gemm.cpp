@@ -119,8 +119,12 @@ TEST(GemmModes, ParseAndPrintRoundTrip) {
 }
 
 TEST(GemmRegistryTest, HoldsTheLadderAndTheAnchor) {
-  for (const char* name : {"naive", "shared", "coalesced", "cublas"})
+  for (const char* name : {"naive", "shared", "coalesced", "register_tiled", "warp_tiled", "dmma", "cublas"})
     EXPECT_NE(registry().find(name), nullptr) << name;
+  // cp.async and the FP64 tensor cores: compute capability 8.0; the FFMA register tiling runs everywhere.
+  EXPECT_EQ(registry().find("register_tiled")->info.min_cc, 0);
+  EXPECT_EQ(registry().find("warp_tiled")->info.min_cc, 80);
+  EXPECT_EQ(registry().find("dmma")->info.min_cc, 80);
   ASSERT_NE(registry().anchor(), nullptr);
   EXPECT_EQ(registry().anchor()->info.name, "cublas");
 }
