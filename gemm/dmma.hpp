@@ -42,14 +42,16 @@ struct Target {
 // quantization and the padding of edge tiles); the highest score wins. The rates, relative to 128x128x32
 // with 16-byte copies (measured at 4096^3, 8192^3 and 4095^3): 1, 0.95, 0.92 with 16-byte copies
 // (`wide_loads`: lda and ldb even, A and B 16-byte aligned) and 0.95, 0.86, 0.80 with 8-byte ones. When even
-// 64x64 tiles do not reach one block per SM, 64x64 with split-K: enough splits to reach one block per SM,
-// each split at least kMinSplitDepth deep. The instruction is K16 where the code was compiled for sm_90, K4
+// 64x64 tiles do not reach one block per SM, 64x64 with split-K (split_count). The instruction is K16 where the code was compiled for sm_90, K4
 // otherwise.
 Config choose(int M, int N, int K, const Target& t, bool wide_loads = true);
 
-// Split count for split-K with bm x bn tiles: ceil(sm_count / tiles), capped so every split keeps at least
-// kMinSplitDepth of K, and at most kMaxSplits. 1 when the tiles already fill the GPU.
-int split_count(int M, int N, int K, int bm, int bn, int sm_count);
+// Split count for split-K with bm x bn tiles, blocks_per_sm of them resident per SM: as many splits as fill
+// every resident slot in one wave (floor(sm_count x blocks_per_sm / tiles)), at least one block per SM
+// (ceil(sm_count / tiles)), capped so every split keeps at least kMinSplitDepth of K, and at most kMaxSplits.
+// 1 when the tiles already fill the GPU. (Filling the slots rather than the SMs: +4% to +42% over one block
+// per SM on the skinny shapes measured on an H100, docs/gemm-notes.md step 11.)
+int split_count(int M, int N, int K, int bm, int bn, int sm_count, int blocks_per_sm);
 constexpr int kMinSplitDepth = 256;
 constexpr int kMaxSplits = 16;
 

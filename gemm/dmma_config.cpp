@@ -11,10 +11,12 @@ long long tiles(int M, int N, int bm, int bn) {
 }
 }  // namespace
 
-int split_count(int M, int N, int K, int bm, int bn, int sm_count) {
+int split_count(int M, int N, int K, int bm, int bn, int sm_count, int blocks_per_sm) {
   const long long t = tiles(M, N, bm, bn);
   if (t >= sm_count) return 1;
-  const long long want = (sm_count + t - 1) / t;
+  const long long one_per_sm = (sm_count + t - 1) / t;
+  const long long one_wave = static_cast<long long>(sm_count) * std::max(1, blocks_per_sm) / t;  // fills the slots
+  const long long want = std::max(one_per_sm, one_wave);
   const long long deep_enough = std::max(1, K / kMinSplitDepth);
   return static_cast<int>(std::min<long long>({want, deep_enough, kMaxSplits}));
 }
@@ -52,7 +54,7 @@ Config choose(int M, int N, int K, const Target& t, bool wide_loads) {
   if (tiles(M, N, 64, 64) < t.sm_count) {
     c.bm = c.bn = 64;
     c.bk = 16;
-    c.splits = split_count(M, N, K, 64, 64, t.sm_count);
+    c.splits = split_count(M, N, K, 64, 64, t.sm_count, t.blocks_64x64);
   }
   return c;
 }

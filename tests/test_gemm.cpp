@@ -143,19 +143,25 @@ TEST(DmmaRule, PicksTheTileThatFillsTheGpuBestElseSplitK) {
   EXPECT_EQ(dmma::variant_for(dmma::choose(3000, 3000, 3000, h100)), "dmma_64x64");
   // 1024: 64 big tiles on 132 SMs; 256 small ones fill more of them.
   EXPECT_EQ(dmma::variant_for(dmma::choose(1024, 1024, 1024, h100)), "dmma_64x64");
-  // 16 small tiles: split K 9 ways; the K4 instruction below sm_90.
+  // 16 small tiles: split K to fill the 3 x 132 resident slots in one wave (24 ways), capped at kMaxSplits;
+  // the K4 instruction below sm_90.
   dmma::Config c = dmma::choose(256, 256, 4096, h100);
   EXPECT_EQ(c.bm, 64);
-  EXPECT_EQ(c.splits, 9);
+  EXPECT_EQ(c.splits, dmma::kMaxSplits);
   EXPECT_EQ(dmma::variant_for(c), "dmma_64x64_splitk");
   dmma::Target a100{108, 80, 0, 1, 2};  // 128x128x32's 207 KiB does not fit in 164 KiB
   EXPECT_EQ(dmma::choose(256, 256, 4096, a100).instr, dmma::Instr::K4);
   EXPECT_NE(dmma::variant_for(dmma::choose(8192, 8192, 8192, a100)), "dmma_128x128_k32");
   // Nothing fits: the 64x64 fallback (its launch then says why).
   EXPECT_EQ(dmma::choose(4096, 4096, 4096, {132, 90, 0, 0, 0}).bm, 64);
+  // 64 tiles: 6 splits, 384 blocks in the 396 slots (7 would take a second wave).
+  EXPECT_EQ(dmma::choose(64, 4096, 4096, h100).splits, 6);
+  EXPECT_EQ(dmma::choose(4096, 64, 4096, h100).splits, 6);
+  // One resident block per SM: at least one block per SM (2 splits of 100 tiles, two waves of equal work).
+  EXPECT_EQ(dmma::split_count(640, 640, 4096, 64, 64, 132, 1), 2);
   // Splits never go below kMinSplitDepth of K each, nor above kMaxSplits.
-  EXPECT_EQ(dmma::split_count(64, 64, 300, 64, 64, 132), 1);
-  EXPECT_EQ(dmma::split_count(64, 64, 1 << 20, 64, 64, 132), dmma::kMaxSplits);
+  EXPECT_EQ(dmma::split_count(64, 64, 300, 64, 64, 132, 3), 1);
+  EXPECT_EQ(dmma::split_count(64, 64, 1 << 20, 64, 64, 132, 3), dmma::kMaxSplits);
 }
 
 TEST(DmmaRule, ReadsThisGpu) {
