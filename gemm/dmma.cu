@@ -24,12 +24,9 @@
 #include "gemm/cp_async_pipeline.cuh"
 
 #include <algorithm>
-#include <atomic>
-#include <cstdint>
 #include <map>
 #include <mutex>
 #include <optional>
-#include <type_traits>
 
 namespace ks::gemm {
 namespace dmma {
