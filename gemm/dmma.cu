@@ -286,8 +286,8 @@ GemmLaunch fixed(int bm, int bn, int bk, int splits, std::optional<Instr> instr)
     c.bn = bn;
     c.bk = bk;
     c.instr = instr.value_or(t.code_arch >= 90 ? Instr::K16 : Instr::K4);
-    const int resident = bm == 128 ? (bn == 128 ? t.blocks_128x128 : t.blocks_128x64) : t.blocks_64x64;
-    c.splits = splits >= 1 ? splits : dmma::split_count(a.M, a.N, a.K, bm, bn, t.sm_count, resident);
+    c.splits = splits >= 1 ? splits
+                           : dmma::split_count(a.M, a.N, a.K, bm, bn, t.sm_count, dmma::resident(t, bm, bn, bk));
     if (splits < 0) c.splits = std::max(2, c.splits);
     run(a, ctx, c, t);
   };

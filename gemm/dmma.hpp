@@ -35,6 +35,10 @@ struct Target {
   int blocks_128x128 = 1, blocks_128x64 = 2, blocks_64x64 = 3;
 };
 
+// t's resident blocks per SM of the bm x bn x bk tile: one of the three fields above; 0 (not read) for any
+// other shape.
+int resident(const Target& t, int bm, int bn, int bk);
+
 // The tile configuration for an M x N x K product (the "dmma" variant's rule), from `kbench autotune` on an
 // H100 (docs/gemm-notes.md has the tables). Each of 128x128x32, 128x64x16 and 64x64x16 is scored as
 //     speed x (M N) / (waves x resident blocks x tile area),  waves = ceil(tiles / resident blocks),
@@ -42,8 +46,8 @@ struct Target {
 // quantization and the padding of edge tiles); the highest score wins. The rates, relative to 128x128x32
 // with 16-byte copies (measured at 4096^3, 8192^3 and 4095^3): 1, 0.95, 0.92 with 16-byte copies
 // (`wide_loads`: lda and ldb even, A and B 16-byte aligned) and 0.95, 0.86, 0.80 with 8-byte ones. When even
-// 64x64 tiles do not reach one block per SM, 64x64 with split-K (split_count). The instruction is K16 where the code was compiled for sm_90, K4
-// otherwise.
+// 64x64 tiles do not reach one block per SM, 64x64 with split-K (split_count). The instruction is K16 where
+// the code was compiled for sm_90, K4 otherwise.
 Config choose(int M, int N, int K, const Target& t, bool wide_loads = true);
 
 // Split count for split-K with bm x bn tiles, blocks_per_sm of them resident per SM: as many splits as fill

@@ -27,14 +27,21 @@ int split_depth(int K, int splits) {
   return (depth + 15) / 16 * 16;
 }
 
+int resident(const Target& t, int bm, int bn, int bk) {
+  if (bm == 128 && bn == 128 && bk == 32) return t.blocks_128x128;
+  if (bm == 128 && bn == 64 && bk == 16) return t.blocks_128x64;
+  if (bm == 64 && bn == 64 && bk == 16) return t.blocks_64x64;
+  return 0;
+}
+
 Config choose(int M, int N, int K, const Target& t, bool wide_loads) {
   struct Candidate {
     int bm, bn, bk, blocks_per_sm;
     double speed;  // full-GPU rate relative to 128x128x32 with 16-byte copies (H100 autotune)
   };
-  const Candidate candidates[] = {{128, 128, 32, t.blocks_128x128, wide_loads ? 1.0 : 0.95},
-                                  {128, 64, 16, t.blocks_128x64, wide_loads ? 0.95 : 0.86},
-                                  {64, 64, 16, t.blocks_64x64, wide_loads ? 0.92 : 0.80}};
+  const Candidate candidates[] = {{128, 128, 32, resident(t, 128, 128, 32), wide_loads ? 1.0 : 0.95},
+                                  {128, 64, 16, resident(t, 128, 64, 16), wide_loads ? 0.95 : 0.86},
+                                  {64, 64, 16, resident(t, 64, 64, 16), wide_loads ? 0.92 : 0.80}};
   Config c;
   c.instr = t.code_arch >= 90 ? Instr::K16 : Instr::K4;
   c.bm = c.bn = 64;  // the fallback when nothing else fits
@@ -54,7 +61,7 @@ Config choose(int M, int N, int K, const Target& t, bool wide_loads) {
   if (tiles(M, N, 64, 64) < t.sm_count) {
     c.bm = c.bn = 64;
     c.bk = 16;
-    c.splits = split_count(M, N, K, 64, 64, t.sm_count, t.blocks_64x64);
+    c.splits = split_count(M, N, K, 64, 64, t.sm_count, resident(t, 64, 64, 16));
   }
   return c;
 }

@@ -157,6 +157,10 @@ TEST(DmmaRule, PicksTheTileThatFillsTheGpuBestElseSplitK) {
   // 64 tiles: 6 splits, 384 blocks in the 396 slots (7 would take a second wave).
   EXPECT_EQ(dmma::choose(64, 4096, 4096, h100).splits, 6);
   EXPECT_EQ(dmma::choose(4096, 64, 4096, h100).splits, 6);
+  // The resident blocks the split count reads: the three measured shapes; nothing known of any other.
+  EXPECT_EQ(dmma::resident(h100, 64, 64, 16), 3);
+  EXPECT_EQ(dmma::resident(h100, 128, 128, 32), 1);
+  EXPECT_EQ(dmma::resident(h100, 128, 128, 16), 0);
   // One resident block per SM: at least one block per SM (2 splits of 100 tiles, two waves of equal work).
   EXPECT_EQ(dmma::split_count(640, 640, 4096, 64, 64, 132, 1), 2);
   // Splits never go below kMinSplitDepth of K each, nor above kMaxSplits.
