@@ -30,11 +30,21 @@ findable() {
   return 1
 }
 
+# matplotlib draws `kbench compare --plots`; CMake looks for a Python that imports it (cmake/KsPython.cmake).
+has_matplotlib() {
+  local py
+  for py in python3 /usr/bin/python3; do
+    command -v "$py" >/dev/null 2>&1 && "$py" -c "import matplotlib" >/dev/null 2>&1 && return 0
+  done
+  return 1
+}
+
 install_missing() {
   local missing=() entry
   for entry in "${packages[@]}"; do
     findable "${entry#*:}" || missing+=("${entry%%:*}")
   done
+  has_matplotlib || missing+=(python3-matplotlib)
   [ ${#missing[@]} -eq 0 ] && return 0
   command -v apt-get >/dev/null 2>&1 || { echo "dev.sh: not Debian/Ubuntu; install ${missing[*]} yourself"; return 0; }
   local sudo=""
@@ -57,10 +67,13 @@ cmake --build "$build" -j "$jobs"
 
 if [ "$what" = test ]; then
   log="$build/ctest.log"
+  junit="$(cd "$build" && pwd)/ctest-junit.xml"
   set +e
-  ctest --test-dir "$build" --output-on-failure -j "$jobs" "$@" 2>&1 | tee "$log"
+  ctest --test-dir "$build" --output-on-failure --output-junit "$junit" -j "$jobs" "$@" 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
   set -e
+  # Why tests were skipped (no GPU, no cuobjdump, ...), one line per reason.
+  python3 tests/skip_summary.py "$junit" 2>/dev/null || true
   # "100% tests passed, 0 tests failed out of N" (CMake 3) or "100% tests passed out of N" (CMake 4)
   total=$(sed -n 's/.*tests passed.* out of \([0-9]*\).*/\1/p' "$log" | tail -1)
   failed=$(sed -n 's/.* \([0-9]*\) tests failed out of.*/\1/p' "$log" | tail -1)

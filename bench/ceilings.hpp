@@ -1,5 +1,5 @@
-// The two ceilings every row is compared with, measured at the start of a run (not taken from datasheets):
-//   device memory bandwidth  the seeds' elementwise y = a*x^2 + b*x + c over 2^28 floats (1 GiB read, 1 GiB
+// The ceilings every row is compared with, measured at the start of a run (not taken from datasheets):
+//   device memory bandwidth  the tutorial's elementwise y = a*x^2 + b*x + c over 2^28 floats (1 GiB read, 1 GiB
 //                            written), 16-byte accesses; bytes read + written over the median time
 //   device read bandwidth    a read-only stream over 2 GiB (16-byte loads, four in flight per thread): the
 //                            ceiling for reductions, which only read (a write stream costs bus turnarounds,

@@ -1,4 +1,4 @@
-// The seeds' elementwise y = a*x^2 + b*x + c on the host, single thread and OpenMP: the CPU's side of the
+// The tutorial's elementwise y = a*x^2 + b*x + c on the host, single thread and OpenMP: the CPU's side of the
 // bandwidth ceiling (bytes read + written over the median time).
 #include "bench/ceilings.hpp"
 
@@ -12,7 +12,7 @@ namespace {
 double elementwise_gbs(const std::vector<float>& x, std::vector<float>& y, bool parallel, int repetitions) {
   const float a = 0.5f, b = 0.25f, c = 1.0f;
   const long n = static_cast<long>(x.size());
-  const TimingStats t = time_on_host({1, repetitions}, [&] {
+  const TimingStats t = time_on_host({.warmup = 1, .min_repetitions = repetitions}, [&] {
     if (parallel) {
 #pragma omp parallel for
       for (long i = 0; i < n; ++i) y[i] = a * x[i] * x[i] + b * x[i] + c;

@@ -1,20 +1,24 @@
 // check_cc: what this GPU is and whether this binary carries code for it.
 //   check_cc [--device N | --all] [--json]
-// Exit 0 on success, 1 with one clear line when no CUDA device (or driver) is usable, 2 for bad flags.
+// Exit 0 on success, 1 with one clear line when no CUDA device (or driver) is usable or the output cannot be
+// written, 2 for bad flags.
 #include "bench/cli.hpp"
 #include "common/device_info.hpp"
 
 #include <iostream>
 #include <vector>
 
-int main(int argc, char** argv) {
+namespace {
+
+int check_cc(int argc, char** argv) {
   CLI::App app{"check_cc: report each CUDA device and whether this binary has code for it"};
   app.name("check_cc");
+  app.set_version_flag("--version", ks::cli::version_line("check_cc"));
   int device = 0;
   bool all = false;
   bool as_json = false;
   auto* dev_opt = app.add_option("--device", device, "Device index to report (default 0)")
-                      ->check(CLI::NonNegativeNumber);
+                      ->check(ks::cli::whole_number(0, 1023));
   app.add_flag("--all", all, "Report every visible device")->excludes(dev_opt);
   app.add_flag("--json", as_json, "Print JSON instead of text");
   try {
@@ -51,4 +55,11 @@ int main(int argc, char** argv) {
     }
     return static_cast<int>(ks::cli::kOk);
   });
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  ks::cli::ignore_sigpipe();
+  return ks::cli::finish("check_cc", check_cc(argc, argv));
 }

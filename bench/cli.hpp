@@ -1,41 +1,45 @@
 // Shared conventions of the suite's command-line programs (CLI11 front):
-// exit 0 on success and for --help, 1 when no usable GPU (or a run failed), 2 for bad usage.
+// exit 0 on success and for --help/--version, 1 when no usable GPU, a failed row or a write error, 2 for bad
+// input (before any GPU work), 128 + N after signal N.
 #pragma once
 
 #include <CLI/CLI.hpp>
 
-#include <iostream>
-#include <stdexcept>
+#include <string>
 
 namespace ks::cli {
 
 enum ExitCode : int { kOk = 0, kFailure = 1, kUsage = 2 };
 
-// Maps a CLI11 parse outcome to the suite's exit codes: help prints and succeeds; anything else prints the
-// error and the usage line and exits 2.
-inline int handle_parse_error(const CLI::App& app, const CLI::ParseError& e) {
-  if (e.get_name() == "CallForHelp" || e.get_name() == "CallForAllHelp" ||
-      e.get_name() == "CallForVersion") {
-    return app.exit(e);
-  }
-  std::cerr << app.get_name() << ": " << e.what() << "\n";
-  std::cerr << "Run with --help for usage.\n";
-  return kUsage;
-}
+// Maps a CLI11 parse outcome to the suite's exit codes: help and version print and succeed; anything else
+// prints the error and the usage line and exits 2.
+int handle_parse_error(const CLI::App& app, const CLI::ParseError& e);
 
 // Runs a program's body and maps what escapes it to one line on stderr and the suite's exit code: bad input
 // (std::invalid_argument) exits 2; no GPU (NoDeviceError) or any other failure exits 1.
-template <class Body>
-int guarded(const char* program, Body&& body) {
-  try {
-    return body();
-  } catch (const std::invalid_argument& e) {
-    std::cerr << program << ": " << e.what() << "\n";
-    return kUsage;
-  } catch (const std::exception& e) {
-    std::cerr << program << ": " << e.what() << "\n";
-    return kFailure;
-  }
-}
+int guarded(const char* program, const std::function<int()>& body);
+
+// Ends a program: flushes standard output and, where that failed (a full disk, a closed pipe), says so in one
+// line and turns a success into exit 1.
+int finish(const char* program, int rc);
+
+// Makes a write to a closed pipe fail with EPIPE (reported by finish()) instead of killing the program.
+void ignore_sigpipe();
+
+// "kbench 0.2.0 (git abc123def456, Release)"
+std::string version_line(const char* program);
+
+// Validators whose messages say what is accepted: a whole number in [min, max] (digits only), a decimal
+// number in (0, max].
+CLI::Validator whole_number(long long min, long long max);
+CLI::Validator positive_number(double max);
+
+// A regular expression from the user (--variants, --filter): refused (std::invalid_argument naming `option`)
+// when longer than kMaxPatternLength characters or nested deeper than kMaxPatternNesting groups, since
+// std::regex compiles and matches recursively and a hostile pattern would exhaust the stack; and when it does
+// not compile.
+constexpr std::size_t kMaxPatternLength = 256;
+constexpr int kMaxPatternNesting = 16;
+void check_pattern(const std::string& pattern, const std::string& option);
 
 }  // namespace ks::cli

@@ -1,72 +1,72 @@
 #!/usr/bin/env python3
 """Compare kbench result files (different GPUs, architectures or builds).
 
-usage: bench/compare.py A.json B.json ... [--plots DIR]
+usage: compare.py A.json B.json ... [--plots DIR]
 
 Prints a markdown table: one row per benchmark row, one column per file (rate, % of its anchor, % of its
-ceiling, each measured in that file's own run). With --plots, writes PNG and SVG plots to DIR: TFLOP/s against
-size per GEMM variant (cuBLAS dashed), and GB/s against n per reduction type (CUB dashed, the measured read
-ceiling dotted). The table needs only the standard library; plots need matplotlib, and without it the script
-says so and still prints the table.
+ceiling, each measured in that file's own run). With --plots, writes PNG and SVG plots into DIR (created if
+missing; an existing file there is refused): TFLOP/s against size per GEMM variant (cuBLAS dashed), and GB/s
+against n per reduction type (CUB dashed, the measured read ceiling dotted). The table needs only the standard
+library; the plots need matplotlib (Debian: python3-matplotlib). Exit 0, 1 on a write error, 2 on bad input.
 """
 import argparse
-import json
 import os
 import sys
 from collections import OrderedDict
 
-from kresults import row_error, row_name
-
-RATES = ("TFLOP/s", "GB/s", "Gpoints/s")
+from kresults import ResultsError, load, run_tool
 
 
-def load(path):
-    with open(path) as f:
-        doc = json.load(f)
-    ctx = doc.get("context", {})
-    label = "{} [{}] {}".format(ctx.get("gpu_name", "?"), ctx.get("cuda_architectures", "?"),
-                                ctx.get("git_revision", "?"))
-    rows = OrderedDict()
-    for b in doc.get("benchmarks", []):
-        rows[row_name(b)] = b
-    return label, ctx, rows
-
-
-def describe(b):
-    err = row_error(b)
-    if err:
-        return "failed" if "validation" in err else err
-    rate = next((r for r in RATES if r in b), None)
-    if rate is None:
-        return f"{b['real_time']:.4g} ms"
-    text = f"{b[rate]:.4g} {rate}"
+def describe(row):
+    if not row.ok:
+        return "failed" if row.status == "failed" else (row.error or row.status)
+    text = f"{row.rate:.4g} {row.rate_unit}"
     extra = []
-    if "vs_anchor" in b:
-        extra.append(f"{100 * b['vs_anchor']:.1f}% anchor")
-    if "of_ceiling" in b:
-        extra.append(f"{100 * b['of_ceiling']:.1f}% ceiling")
+    if row.vs_anchor is not None:
+        extra.append(f"{100 * row.vs_anchor:.1f}% anchor")
+    if row.of_ceiling is not None:
+        extra.append(f"{100 * row.of_ceiling:.1f}% ceiling")
     return text + (" (" + ", ".join(extra) + ")" if extra else "")
 
 
 def table(files):
-    labels = [label for label, _, _ in files]
-    seen = OrderedDict()
-    for _, _, rows in files:
-        for name in rows:
-            seen[name] = True
+    labels = [label for label, _ in files]
+    names = OrderedDict()
+    for _, results in files:
+        for row in results.rows:
+            names[row.name] = True
     out = ["| row | " + " | ".join(labels) + " |", "|---" + "|---:" * len(labels) + "|"]
-    for name in seen:
-        cells = [describe(rows[name]) if name in rows else "" for _, _, rows in files]
+    for name in names:
+        cells = []
+        for _, results in files:
+            row = next((r for r in results.rows if r.name == name), None)
+            cells.append(describe(row) if row else "")
         out.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 
-def size_value(text):
-    """'n=1048576' -> 1048576; 'MxNxK' -> (M*N*K)^(1/3), the side of the cube of equal work."""
-    dims = [int(d) for d in text.split("=")[-1].split("x")]
-    if len(dims) == 3:
-        return (dims[0] * dims[1] * dims[2]) ** (1.0 / 3.0)
-    return float(dims[0])
+def size_value(row):
+    """The x axis: n for reductions; (M N K)^(1/3), the side of the cube of equal work, for GEMM."""
+    if row.M is not None:
+        return (row.M * row.N * row.K) ** (1.0 / 3.0)
+    return float(row.n)
+
+
+def figures(files):
+    """family figure -> series (variant, file label) -> [(x, rate)]; plus each reduction figure's ceilings."""
+    out = OrderedDict()
+    for label, results in files:
+        for row in results.rows:
+            if not row.ok:
+                continue
+            if row.family == "gemm" and row.mode == "device":
+                fig = "gemm_device"
+            elif row.family == "reduce":
+                fig = "reduce_" + row.dtype
+            else:
+                continue
+            out.setdefault(fig, OrderedDict()).setdefault((row.variant, label), []).append((size_value(row), row.rate))
+    return out
 
 
 def plots(files, outdir):
@@ -75,42 +75,26 @@ def plots(files, outdir):
         matplotlib.use("Agg")
         import matplotlib.pyplot as plt
     except ImportError:
-        print("\n(plots skipped: matplotlib is not installed)", file=sys.stderr)
-        return []
+        raise ResultsError("--plots needs matplotlib, which this Python cannot import "
+                           "(Debian/Ubuntu: apt-get install python3-matplotlib; or pip install matplotlib)") from None
+    if os.path.exists(outdir) and not os.path.isdir(outdir):
+        raise ResultsError(f"--plots {outdir}: exists and is not a folder")
     os.makedirs(outdir, exist_ok=True)
     written = []
-    # family -> group -> series (variant, file label) -> [(size, rate)]
-    figures = OrderedDict()
-    for label, ctx, rows in files:
-        for name, b in rows.items():
-            parts = name.split("/")
-            if row_error(b):
-                continue
-            if parts[0] == "gemm" and parts[2] == "device" and "TFLOP/s" in b:
-                fig, series, size, rate = "gemm_device", (parts[1], label), parts[3], b["TFLOP/s"]
-            elif parts[0] == "reduce" and "GB/s" in b:
-                fig, series, size, rate = "reduce_" + parts[2], (parts[1], label), parts[3], b["GB/s"]
-            else:
-                continue
-            figures.setdefault(fig, OrderedDict()).setdefault(series, []).append((size, rate))
-            if fig.startswith("reduce") and "ceiling_device_read_bandwidth_gbs" in ctx:
-                figures[fig].setdefault(("read ceiling", label), [])
-    for fig, series in figures.items():
+    for fig, series in figures(files).items():
         plt.figure(figsize=(12, 5.5))
         plt.gca().set_prop_cycle(color=plt.cm.tab20.colors)
         for (variant, label), points in series.items():
-            if variant == "read ceiling":
-                ctx = next(c for l, c, _ in files if l == label)
-                plt.axhline(float(ctx["ceiling_device_read_bandwidth_gbs"]), linestyle=":", color="gray",
-                            label=f"measured read ceiling, {label}")
-                continue
-            points.sort(key=lambda p: size_value(p[0]))
+            points.sort()
             anchor = variant in ("cublas", "cub")
-            plt.plot([size_value(p[0]) for p in points], [p[1] for p in points], marker="o",
-                     linestyle="--" if anchor else "-", linewidth=2.5 if anchor else 1.2,
-                     label=f"{variant}, {label}" if len(files) > 1 else variant)
-        unit = "TFLOP/s" if fig.startswith("gemm") else "GB/s"
-        plt.ylabel(unit)
+            plt.plot([p[0] for p in points], [p[1] for p in points], marker="o", linestyle="--" if anchor else "-",
+                     linewidth=2.5 if anchor else 1.2, label=f"{variant}, {label}" if len(files) > 1 else variant)
+        if fig.startswith("reduce"):
+            for label, results in files:
+                ceiling = results.ceiling("device_read_bandwidth_gbs")
+                if ceiling:
+                    plt.axhline(ceiling, linestyle=":", color="gray", label=f"measured read ceiling, {label}")
+        plt.ylabel("TFLOP/s" if fig.startswith("gemm") else "GB/s")
         plt.xscale("log", base=2)
         plt.xlabel("(M N K)^(1/3), log scale" if fig.startswith("gemm") else "elements, log scale")
         plt.title(fig.replace("_", " "))
@@ -125,22 +109,22 @@ def plots(files, outdir):
     return written
 
 
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        print(f"{self.prog}: {message} (usage: compare.py A.json [B.json ...] [--plots DIR])", file=sys.stderr)
+        sys.exit(2)
+
+
 def main(argv):
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = Parser(prog="compare.py", description=__doc__.splitlines()[0])
     p.add_argument("files", nargs="+", help="kbench results (--out) files")
     p.add_argument("--plots", metavar="DIR", help="write PNG and SVG plots into DIR")
     args = p.parse_args(argv)
-    files = []
-    for path in args.files:
-        try:
-            files.append(load(path))
-        except (OSError, ValueError, KeyError) as e:
-            print(f"compare: cannot read {path}: {e}", file=sys.stderr)
-            return 2
+    loaded = [load(path) for path in args.files]
     # Two runs of one GPU, build and revision would share a label: tell them apart by file name.
-    labels = [label for label, _, _ in files]
-    files = [(f"{label} ({os.path.basename(path)})" if labels.count(label) > 1 else label, ctx, rows)
-             for (label, ctx, rows), path in zip(files, args.files)]
+    labels = [r.label() for r in loaded]
+    files = [(f"{r.label()} ({os.path.basename(r.path)})" if labels.count(r.label()) > 1 else r.label(), r)
+             for r in loaded]
     print(table(files))
     if args.plots:
         for path in plots(files, args.plots):
@@ -149,4 +133,4 @@ def main(argv):
 
 
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    sys.exit(run_tool(main, sys.argv[1:]))

@@ -28,25 +28,27 @@ std::vector<std::string> split_list(const std::string& text) {
 
 namespace {
 
-// Digits only (no sign, no spaces), value <= max.
-std::uint64_t parse_digits(const std::string& s, std::uint64_t max, const std::string& whole) {
-  if (s.empty() || s.size() > 19) throw std::invalid_argument("bad number '" + whole + "'");
+// Digits only (no sign, no spaces); `too_large` is the message for a value above max.
+std::uint64_t parse_digits(const std::string& s, std::uint64_t max, const std::string& whole,
+                           const std::string& too_large) {
+  if (s.empty()) throw std::invalid_argument("bad number '" + whole + "'");
   std::uint64_t v = 0;
   for (char c : s) {
     if (!std::isdigit(static_cast<unsigned char>(c))) throw std::invalid_argument("bad number '" + whole + "'");
     v = v * 10 + static_cast<std::uint64_t>(c - '0');
+    if (v > max) throw std::invalid_argument("'" + whole + "' is too large: " + too_large);
   }
-  if (v > max) throw std::invalid_argument("'" + whole + "' is too large (at most " + std::to_string(max) + ")");
   return v;
 }
 
 constexpr std::uint64_t kMaxCount = std::uint64_t(1) << 40;
+const char* const kCountLimit = "counts go up to 2^40 = 1099511627776";
 
 std::uint64_t parse_count(const std::string& item) {
   const std::string forms = " (forms: 1000, 2^24, 16M; K/M/G = 2^10/2^20/2^30)";
   std::uint64_t v = 0;
   if (item.rfind("2^", 0) == 0) {
-    const std::uint64_t e = parse_digits(item.substr(2), 40, item);
+    const std::uint64_t e = parse_digits(item.substr(2), 40, item, kCountLimit);
     v = std::uint64_t(1) << e;
   } else {
     std::string digits = item;
@@ -57,14 +59,14 @@ std::uint64_t parse_count(const std::string& item) {
       digits.pop_back();
     }
     try {
-      v = parse_digits(digits, kMaxCount >> shift, item);
+      v = parse_digits(digits, kMaxCount >> shift, item, kCountLimit);
     } catch (const std::invalid_argument& e) {
       throw std::invalid_argument(std::string(e.what()) + forms);
     }
     v <<= shift;
   }
   if (v == 0) throw std::invalid_argument("size '" + item + "' must be >= 1");
-  if (v > kMaxCount) throw std::invalid_argument("size '" + item + "' is too large (at most 2^40)");
+  if (v > kMaxCount) throw std::invalid_argument("'" + item + "' is too large: " + kCountLimit);
   return v;
 }
 
@@ -78,7 +80,8 @@ std::vector<std::size_t> parse_counts(const std::string& text) {
 
 std::vector<GemmSize> parse_gemm_sizes(const std::string& text) {
   std::vector<GemmSize> out;
-  const std::uint64_t max = std::numeric_limits<int>::max();
+  const std::uint64_t max = kMaxGemmDim;
+  const std::string limit = "GEMM dimensions go up to " + std::to_string(kMaxGemmDim);
   for (const std::string& item : split_list(text)) {
     std::vector<std::string> dims;
     std::stringstream ss(item);
@@ -90,8 +93,8 @@ std::vector<GemmSize> parse_gemm_sizes(const std::string& text) {
     GemmSize s;
     int v[3];
     for (std::size_t i = 0; i < dims.size(); ++i) {
-      v[i] = static_cast<int>(parse_digits(dims[i], max, item));
-      if (v[i] < 1) throw std::invalid_argument("GEMM size '" + item + "': dimensions must be >= 1");
+      v[i] = static_cast<int>(parse_digits(dims[i], max, item, limit));
+      if (v[i] < 1) throw std::invalid_argument("GEMM size '" + item + "': dimensions must be >= 1 (a zero dimension is a quick return, with nothing to time)");
     }
     if (dims.size() == 1) s = {v[0], v[0], v[0]};
     else s = {v[0], v[1], v[2]};

@@ -14,7 +14,9 @@ struct GemmSize {
   std::string str() const;  // "MxNxK"
 };
 
-// "1024,2048,256x256x4096": a number is a square size; MxNxK a triple. Each dimension 1..2^31-1.
+// "1024,2048,256x256x4096": a number is a square size; MxNxK a triple. Each dimension 1..kMaxGemmDim (zero is
+// a legal BLAS dimension, but a quick return with nothing to time).
+constexpr std::uint64_t kMaxGemmDim = 2147483647 - 1024;  // gemm::kMaxDim
 std::vector<GemmSize> parse_gemm_sizes(const std::string& text);
 
 // "1000,2^24,16M,1G": plain counts, powers of two (2^E), and binary suffixes K, M, G (2^10, 2^20, 2^30).

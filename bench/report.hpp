@@ -1,36 +1,21 @@
-// kbench's display: a table of rows (console or markdown), or Google Benchmark's own CSV/JSON reporters.
+// kbench's tables: the rows of a run as aligned console text, a markdown table, or CSV.
 #pragma once
 
-#include "common/device_info.hpp"
+#include "bench/kbench/rows.hpp"
 
-#include <benchmark/benchmark.h>
-
-#include <functional>
-#include <memory>
 #include <string>
 #include <vector>
 
 namespace ks::bench {
 
-// One row as displayed: what the table reporter reads off a benchmark run.
-struct TableRow {
-  std::string name;
-  double median_ms = 0;
-  std::string rate_name;  // TFLOP/s, GB/s or Gpoints/s
-  double rate = 0;
-  double vs_anchor = -1;   // < 0: none
-  double of_ceiling = -1;  // < 0: none
-  std::string error;
-};
-
 enum class TableFormat { Console, Markdown, Csv };
 
-// `after` (console and md formats) gets the rows once the table is printed, e.g. to print a summary.
-using AfterTable = std::function<void(const std::vector<TableRow>&)>;
-std::unique_ptr<benchmark::BenchmarkReporter> make_display_reporter(const std::string& format, const DeviceFacts& d,
-                                                                    AfterTable after = {});
+// Per row: the median per launch, the rate, % of its anchor, % of its ceiling, the noise of its samples, and
+// notes (a row that throttled, missed its noise target, or ran in batches says so). Rows without a
+// measurement show their status and reason.
+std::string render_table(const std::vector<RowResult>& rows, TableFormat format);
 
-// Renders rows as aligned console text, a markdown table, or CSV.
-std::string render_table(const std::vector<TableRow>& rows, TableFormat format);
+// The notes column of one row ("" when there is nothing to say).
+std::string row_notes(const RowResult& r);
 
 }  // namespace ks::bench

@@ -2,26 +2,28 @@
 """Summary tables (markdown) from one kbench results file: the ceilings, then GEMM (variant x size), GEMM launch
 modes, reductions (variant x type/n) and the integral. Standard library only.
 
-usage: bench/summarize.py RESULTS.json
+usage: summarize.py RESULTS.json
 """
-import json
 import sys
 from collections import OrderedDict
 
-from kresults import row_error, row_name
+from kresults import load, run_tool
+
+CEILINGS = [("device read bandwidth", "device_read_bandwidth_gbs", "GB/s"),
+            ("elementwise read+write bandwidth", "device_bandwidth_gbs", "GB/s"),
+            ("FP64 FMA", "fp64_fma_tflops", "TFLOP/s"),
+            ("host-to-device, pinned", "h2d_pinned_gbs", "GB/s"),
+            ("host-to-device, pageable", "h2d_pageable_gbs", "GB/s"),
+            ("host elementwise, 1 thread", "host_elementwise_single_thread_gbs", "GB/s"),
+            ("host elementwise, OpenMP", "host_elementwise_openmp_gbs", "GB/s")]
 
 
-def rows(doc):
-    for b in doc["benchmarks"]:
-        yield row_name(b).split("/"), b, row_error(b)
-
-
-def cell(b, err, rate):
-    if err:
-        return "failed" if "validation" in err else err
-    text = f"{b[rate]:.4g}"
-    if "vs_anchor" in b:
-        text += f" ({100 * b['vs_anchor']:.1f}%)"
+def cell(row):
+    if not row.ok:
+        return "failed" if row.status == "failed" else (row.error or row.status)
+    text = f"{row.rate:.4g}"
+    if row.vs_anchor is not None:
+        text += f" ({100 * row.vs_anchor:.1f}%)"
     return text
 
 
@@ -37,55 +39,51 @@ def table(title, header, grid, cols):
     return "\n".join(out) + "\n"
 
 
-def main(path):
-    doc = json.load(open(path))
-    ctx = doc["context"]
+def main(argv):
+    if len(argv) != 1:
+        print(__doc__.strip().splitlines()[-1], file=sys.stderr)
+        return 2
+    results = load(argv[0])
+    ctx = results.context
     print(f"{ctx.get('gpu_name', '?')}, compute capability {ctx.get('gpu_compute_capability', '?')}, "
           f"revision {ctx.get('git_revision', '?')}, {ctx.get('date', '?')}\n")
-    ceil = [("device read bandwidth", "ceiling_device_read_bandwidth_gbs", "GB/s"),
-            ("elementwise read+write bandwidth", "ceiling_device_bandwidth_gbs", "GB/s"),
-            ("FP64 FMA", "ceiling_fp64_fma_tflops", "TFLOP/s"),
-            ("host-to-device, pinned", "ceiling_h2d_pinned_gbs", "GB/s"),
-            ("host-to-device, pageable", "ceiling_h2d_pageable_gbs", "GB/s"),
-            ("host elementwise, 1 thread", "ceiling_host_elementwise_single_thread_gbs", "GB/s"),
-            ("host elementwise, OpenMP", "ceiling_host_elementwise_openmp_gbs", "GB/s")]
-    if any(k in ctx for _, k, _ in ceil):
+    ceilings = [(label, results.ceiling(key), unit) for label, key, unit in CEILINGS if results.ceiling(key)]
+    if ceilings:
         print("| ceiling (measured) | value |\n|---|---:|")
-        for label, key, unit in ceil:
-            if key in ctx:
-                print(f"| {label} | {float(ctx[key]):.4g} {unit} |")
+        for label, value, unit in ceilings:
+            print(f"| {label} | {value:.4g} {unit} |")
         print()
-    gemm, modes, red, integ = OrderedDict(), OrderedDict(), OrderedDict(), OrderedDict()
-    gcols, mcols, rcols, icols = [], [], [], []
+    grids = {name: (OrderedDict(), []) for name in ("gemm", "modes", "reduce", "integral")}
 
-    def put(grid, cols, row, col, val):
-        grid.setdefault(row, {})[col] = val
+    def put(which, row_key, col, val):
+        grid, cols = grids[which]
+        grid.setdefault(row_key, {})[col] = val
         if col not in cols:
             cols.append(col)
 
-    for parts, b, err in rows(doc):
-        if parts[0] == "gemm" and parts[2] == "device":
-            put(gemm, gcols, parts[1], parts[3], cell(b, err, "TFLOP/s"))
-        elif parts[0] == "gemm":
-            val = "failed" if err else f"{b['real_time']:.4g} ms"
-            if not err and "graph_setup_ms" in b:
-                val += f" (+{b['graph_setup_ms']:.2g} ms capture)"
-            put(modes, mcols, f"{parts[2]} {parts[3]}", parts[1], val)
-        elif parts[0] == "host" and parts[1] == "eigen_dgemm":
-            put(gemm, gcols, "eigen (host)", parts[2], "failed" if err else f"{b['TFLOP/s']:.3g}")
-        elif parts[0] == "reduce" or (parts[0] == "host" and len(parts) == 4):
-            put(red, rcols, parts[1] if parts[0] == "reduce" else "host " + parts[1], f"{parts[2]} {parts[3]}",
-                cell(b, err, "GB/s"))
-        elif parts[0] == "integral":
-            val = "failed" if err else f"{b['real_time']:.4g} ms, rel. error {b.get('rel_error', float('nan')):.2g}"
-            put(integ, icols, parts[1], f"{parts[2]} {parts[3]}", val)
-    print(table("DGEMM, device mode: TFLOP/s (% of cuBLAS)", "variant", gemm, gcols))
-    print(table("DGEMM launch modes: median time of the whole sequence", "mode", modes, mcols))
-    print(table("Reductions: GB/s (% of CUB)", "variant", red, rcols))
-    print(table("Integral: median time and relative error", "variant", integ, icols))
+    for row in results.rows:
+        size = row.size()
+        if row.family == "gemm" and row.mode == "device":
+            put("gemm", row.variant, size, cell(row))
+        elif row.family == "gemm":
+            val = f"{row.median_ms:.4g} ms" if row.ok else "failed"
+            if row.ok and "graph_setup_ms" in row.extra:
+                val += f" (+{row.extra['graph_setup_ms']:.2g} ms capture)"
+            put("modes", f"{row.mode} {size}", row.variant, val)
+        elif row.family == "host" and row.M is not None:
+            put("gemm", "eigen (host)", size, f"{row.rate:.3g}" if row.ok else "failed")
+        elif row.family in ("reduce", "host"):
+            key = row.variant if row.family == "reduce" else "host " + row.variant
+            put("reduce", key, f"{row.dtype} {size}", cell(row))
+        elif row.family == "integral":
+            val = f"{row.median_ms:.4g} ms, rel. error {row.extra.get('rel_error', float('nan')):.2g}" if row.ok else "failed"
+            put("integral", row.variant, f"{row.dtype} {size}", val)
+    print(table("DGEMM, device mode: TFLOP/s (% of cuBLAS)", "variant", *grids["gemm"]))
+    print(table("DGEMM launch modes: median time of the whole sequence", "mode", *grids["modes"]))
+    print(table("Reductions: GB/s (% of CUB)", "variant", *grids["reduce"]))
+    print(table("Integral: median time and relative error", "variant", *grids["integral"]))
+    return 0
 
 
 if __name__ == "__main__":
-    if len(sys.argv) != 2:
-        sys.exit(__doc__)
-    main(sys.argv[1])
+    sys.exit(run_tool(main, sys.argv[1:]))

@@ -5,11 +5,78 @@
 
 #include "common/resources.hpp"
 
+#include <algorithm>
 #include <cstddef>
+#include <cstdint>
 #include <memory>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 namespace ks {
+
+// Scratch memory for the launches on one stream, handed out as an arena: each request of a launch gets its
+// own region, and a later request never moves an earlier one. begin_launch() hands the whole arena out again
+// for the next launch: everything the previous launch enqueued on this stream is ordered before what the next
+// one enqueues, so its regions can be reused. When a launch needed more than the arena held, the arena grew
+// by a second block; the next begin_launch() waits for the stream once and replaces the blocks by one that
+// holds them all, so that after a warm-up launch a steady state allocates nothing.
+template <class Storage>
+class ScratchArena {
+ public:
+  static constexpr std::size_t kAlign = 256;
+
+  // A region of at least `bytes`, aligned to kAlign; valid until the next begin_launch().
+  void* take(std::size_t bytes) {
+    bytes = (bytes + kAlign - 1) / kAlign * kAlign;
+    if (blocks_.empty() || room(blocks_.back()) < bytes) {
+      std::size_t total = 0;
+      for (const Block& b : blocks_) total += b.storage.bytes();
+      blocks_.push_back({Storage(units(std::max(bytes, total) + kAlign)), 0});
+    }
+    Block& b = blocks_.back();
+    unsigned char* p = start(b) + b.used;
+    b.used += bytes;
+    return p;
+  }
+
+  // `wait_for_stream()` waits until the work that used the old blocks is done; called only when they merge.
+  template <class Wait>
+  void begin_launch(Wait&& wait_for_stream) {
+    if (blocks_.size() > 1) {
+      std::size_t total = 0;
+      for (const Block& b : blocks_) total += b.storage.bytes();
+      wait_for_stream();  // the old blocks may still be in use
+      blocks_.clear();
+      blocks_.push_back({Storage(units(total)), 0});
+    }
+    for (Block& b : blocks_) b.used = 0;
+  }
+
+  std::size_t capacity() const {
+    std::size_t total = 0;
+    for (const Block& b : blocks_) total += b.storage.bytes();
+    return total;
+  }
+
+ private:
+  using Unit = std::remove_pointer_t<decltype(std::declval<Storage>().data())>;
+  static std::size_t units(std::size_t bytes) { return (bytes + sizeof(Unit) - 1) / sizeof(Unit); }
+  struct Block {
+    Storage storage;
+    std::size_t used;  // bytes handed out from start()
+  };
+  // The block's first kAlign-aligned byte, and the bytes from there not yet handed out.
+  static unsigned char* start(const Block& b) {
+    const auto base = reinterpret_cast<std::uintptr_t>(b.storage.data());
+    return reinterpret_cast<unsigned char*>((base + kAlign - 1) / kAlign * kAlign);
+  }
+  static std::size_t room(const Block& b) {
+    const std::size_t skipped = static_cast<std::size_t>(start(b) - reinterpret_cast<unsigned char*>(b.storage.data()));
+    return b.storage.bytes() - skipped - b.used;
+  }
+  std::vector<Block> blocks_;
+};
 
 class ExecContext {
  public:
@@ -22,10 +89,13 @@ class ExecContext {
   // A cuBLAS handle bound to stream(), created on first use.
   cublasHandle_t cublas();
 
-  // Device scratch of at least `bytes`, 256-byte aligned; grows (and so may move) on a larger request.
-  void* device_scratch(std::size_t bytes);
-  // Pinned host scratch of at least `bytes`; grows likewise.
-  void* pinned_scratch(std::size_t bytes);
+  // Called by the families' run functions before every variant launch: the scratch arenas start over.
+  void begin_launch();
+  // Device scratch of at least `bytes`, 256-byte aligned, valid until the next launch begins; a second
+  // request of the same launch gets a region of its own.
+  void* device_scratch(std::size_t bytes) { return device_scratch_.take(bytes); }
+  // Pinned host scratch, likewise.
+  void* pinned_scratch(std::size_t bytes) { return pinned_scratch_.take(bytes); }
   // `count` 32-bit device counters, zeroed once when first allocated. Kernels that use them must leave them
   // zero when they finish (self-resetting), so no memset is needed per launch.
   unsigned* zeroed_counters(std::size_t count);
@@ -38,8 +108,8 @@ class ExecContext {
   cudaStream_t stream_;
   std::unique_ptr<CublasHandle> cublas_;
   DeviceBuffer<unsigned char> cublas_workspace_;
-  DeviceBuffer<std::max_align_t> device_scratch_;
-  PinnedBuffer<std::max_align_t> pinned_scratch_;
+  ScratchArena<DeviceBuffer<std::max_align_t>> device_scratch_;
+  ScratchArena<PinnedBuffer<std::max_align_t>> pinned_scratch_;
   DeviceBuffer<unsigned> counters_;
   std::vector<Stream> streams_;
   std::vector<Event> events_;

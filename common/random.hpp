@@ -8,12 +8,15 @@
 #include <cstdint>
 #include <limits>
 #include <random>
+#include <string>
 #include <type_traits>
 
 namespace ks {
 
-// KS_SEED from the environment when set (to replay a failure), otherwise a fresh random seed.
+// KS_SEED from the environment when set (to replay a failure), otherwise a fresh random seed. A KS_SEED that
+// is not a whole number from 0 to 2^64 - 1 (decimal digits only) throws std::invalid_argument saying so.
 std::uint64_t choose_seed();
+std::uint64_t parse_seed(const std::string& text);
 
 // Uniform in [lo, hi] for floating point; for integers, the whole range of T unless lo < hi is given.
 template <class T>

@@ -1,24 +1,37 @@
-// The variant registry: every kernel variant registers itself once, from its own file, with its name, a
-// one-line summary, the minimum compute capability it needs and the properties the harness reads. The
-// vendor library is a variant like any other (the anchor), so it goes through the same validation and timing.
+// The variant registry. Every kernel variant declares itself once, in its own file, with named fields (name,
+// one-line summary, minimum compute capability, the properties the harness reads, its launch function). Its
+// place on the ladder is the number that starts the name of the file (or folder) it is declared in:
+// gemm/03_coalesced.cu is step 3 of the GEMM ladder; declarations in one file keep their order. The vendor
+// library is a variant like any other (the anchor, step 00), so it goes through the same validation and timing.
 // Runners and tests ask the registry; nothing switches on a kernel number.
 #pragma once
 
 #include <algorithm>
 #include <map>
 #include <regex>
-#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace ks {
 
+// Where a declaration sits in the source tree.
+struct LadderPlace {
+  int step = -1;        // NN of the "NN_" entry (file or folder) under the family's folder; -1 outside one
+  std::string entry{};  // that entry, family folder included: "gemm/03_coalesced.cu", "gemm/07_ozaki"
+  std::string file{};   // the declaring file, from the family folder on: "gemm/07_ozaki/ozaki.cu"
+  int order = 0;      // declaration order within the registry (ties within one entry)
+};
+
+// Reads the place from a path such as __FILE__ ("/src/gemm/03_coalesced.cu"): the last path component named
+// `family` ("gemm") is the family folder, the component after it is the entry.
+LadderPlace ladder_place(std::string_view path, std::string_view family);
+
 // What every variant declares, GEMM or reduction alike.
 struct VariantInfo {
-  std::string name;     // registry key, e.g. "coalesced"
-  std::string summary;  // one line
+  std::string name{};     // registry key, e.g. "coalesced"
+  std::string summary{};  // one line
   int min_cc = 0;       // e.g. 80 for compute capability 8.0; 0 = any
-  int rank = 0;         // position on the ladder (listing order)
   bool anchor = false;  // the vendor library every other variant is compared with
   bool deterministic = true;  // bitwise-identical floating-point results run to run
   // One fixed configuration of another variant (for autotuning): tested like any variant, but benchmarked
@@ -26,38 +39,56 @@ struct VariantInfo {
   bool tuning = false;
 };
 
-// One registry per variant family (Variant has a public `VariantInfo info`).
+// One registry per variant family (Variant has a public `VariantInfo info`). Families own theirs as a
+// function-local static in one library (gemm::registry(), reduce::registry()); tests make their own.
 template <class Variant>
 class Registry {
  public:
-  static Registry& instance() {
-    static Registry r;
-    return r;
-  }
+  explicit Registry(std::string family) : family_(std::move(family)) {}
+  Registry(const Registry&) = delete;
+  Registry& operator=(const Registry&) = delete;
 
-  // Called from static initialisers in variant files; a duplicate name is a programming error.
-  const Variant& add(Variant v) {
-    const std::string key = v.info.name;
-    auto [it, inserted] = variants_.emplace(key, std::move(v));
-    if (!inserted) throw std::logic_error("variant registered twice: " + key);
-    return it->second;
+  const std::string& family() const { return family_; }
+
+  // Called from static initialisers in variant files (KS_DECLARE_VARIANT), so it never throws: a second
+  // declaration of a name is kept out and recorded in problems(), which programs and tests check.
+  // (By const reference: GCC 12 at -O3 warns, falsely, of an uninitialized string in the temporary of a
+  // designated initializer that is moved from.)
+  const Variant& add(const Variant& v, std::string_view file) {
+    LadderPlace place = ladder_place(file, family_);
+    place.order = next_order_++;
+    auto it = entries_.find(v.info.name);
+    if (it != entries_.end()) {
+      problems_.push_back("variant '" + v.info.name + "' is declared twice: in " + it->second.place.file +
+                          " and in " + place.file);
+      return it->second.variant;
+    }
+    return entries_.emplace(v.info.name, Entry{v, std::move(place)}).first->second.variant;
   }
 
   const Variant* find(const std::string& name) const {
-    auto it = variants_.find(name);
-    return it == variants_.end() ? nullptr : &it->second;
+    auto it = entries_.find(name);
+    return it == entries_.end() ? nullptr : &it->second.variant;
   }
 
-  // Every variant in ladder order (rank, then name).
+  // Where `v` (a variant of this registry) is declared.
+  const LadderPlace& place(const Variant& v) const { return entries_.at(v.info.name).place; }
+
+  // Every variant in ladder order: step, then declaration order.
   std::vector<const Variant*> all() const {
+    std::vector<const Entry*> sorted;
+    for (const auto& kv : entries_) sorted.push_back(&kv.second);
+    std::sort(sorted.begin(), sorted.end(), [](const Entry* a, const Entry* b) {
+      // Declarations outside a numbered entry (step -1) list last.
+      const unsigned sa = static_cast<unsigned>(a->place.step), sb = static_cast<unsigned>(b->place.step);
+      return sa != sb ? sa < sb : a->place.order < b->place.order;
+    });
     std::vector<const Variant*> out;
-    for (const auto& kv : variants_) out.push_back(&kv.second);
-    std::stable_sort(out.begin(), out.end(),
-                     [](const Variant* a, const Variant* b) { return a->info.rank < b->info.rank; });
+    for (const Entry* e : sorted) out.push_back(&e->variant);
     return out;
   }
 
-  // Variants whose name matches `pattern` as a whole (std::regex ECMAScript).
+  // Variants whose name matches `pattern` as a whole (std::regex ECMAScript; bound it first: see bench/cli).
   std::vector<const Variant*> matching(const std::string& pattern) const {
     const std::regex re(pattern);
     std::vector<const Variant*> out;
@@ -78,9 +109,41 @@ class Registry {
     return out;
   }
 
+  // What is wrong with the declarations: names declared twice, and (given the numbered entries the build
+  // found, as "gemm/01_naive.cu") entries that declare nothing and declarations outside any entry.
+  std::vector<std::string> problems(const std::vector<std::string>& entries = {}) const {
+    std::vector<std::string> out = problems_;
+    for (const std::string& e : entries) {
+      const bool declares = std::any_of(entries_.begin(), entries_.end(),
+                                        [&](const auto& kv) { return kv.second.place.entry == e; });
+      if (!declares) out.push_back(e + " declares no variant");
+    }
+    if (!entries.empty()) {
+      for (const auto& kv : entries_)
+        if (kv.second.place.step < 0)
+          out.push_back("variant '" + kv.first + "' is declared in " + kv.second.place.file +
+                        ", outside a numbered ladder entry");
+    }
+    return out;
+  }
+
  private:
-  Registry() = default;
-  std::map<std::string, Variant> variants_;
+  struct Entry {
+    Variant variant;
+    LadderPlace place;
+  };
+  std::string family_;
+  std::map<std::string, Entry> entries_;
+  std::vector<std::string> problems_;
+  int next_order_ = 0;
 };
 
 }  // namespace ks
+
+#define KS_CONCAT_INNER(a, b) a##b
+#define KS_CONCAT(a, b) KS_CONCAT_INNER(a, b)
+
+// Declares one variant in `registry` (an expression), from this file: KS_DECLARE_VARIANT(reg, Type{...}).
+#define KS_DECLARE_VARIANT(registry, ...)                                                   \
+  [[maybe_unused]] static const auto& KS_CONCAT(ks_declared_variant_, __LINE__) =           \
+      (registry).add(__VA_ARGS__, __FILE__)

@@ -137,6 +137,7 @@ class MappedBuffer : public HostBuffer<T, cudaHostAllocMapped> {
 // the data is staged, before its DMA completes, and the suite's streams are non-blocking, so they do not wait
 // for it: work enqueued next on them could run first. Setup code (untimed) uploads through this.
 inline void upload_now(void* dst, const void* src, std::size_t bytes) {
+  if (bytes == 0) return;
   CUDA_CHECK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
   CUDA_CHECK(cudaDeviceSynchronize());
 }

@@ -1,28 +1,56 @@
-// Timing with CUDA events: warm-up runs first (module load, lazy allocations and handle creation stay out of
-// the numbers), then `repetitions` timed runs, each bracketed by events on the stream, each optionally
-// preceded by an untimed `prepare` step (an L2 flush, restoring inputs). Reported: median, min, max.
+// Timing with CUDA events, after the model of nvbench:
+// - warm-up runs first (module load, lazy allocations and handle creation stay out of the numbers);
+// - each sample is bracketed by events on the stream, with a blocking kernel in front, so that everything the
+//   sample enqueues is queued before the GPU starts it and launch gaps on the host do not count;
+// - samples repeat until their relative noise (standard deviation / median) is at most a target, or a time
+//   budget is spent, and never fewer than a minimum;
+// - a launch shorter than about 50 us is timed in batches (many launches per event pair, the time per launch
+//   reported), so that event resolution and launch overhead do not decide the figure;
+// - cold L2: an L2 flush before each sample, outside the timed region, or, for a batch, launches that rotate
+//   over enough copies of their inputs that none is still in L2 when it comes round again.
 #pragma once
 
 #include "common/resources.hpp"
 
 #include <cstddef>
 #include <functional>
+#include <limits>
+#include <string>
 #include <vector>
 
 namespace ks {
 
 struct TimingStats {
-  double median_ms = 0;
+  double median_ms = 0;  // per launch
   double min_ms = 0;
   double max_ms = 0;
-  std::vector<double> samples_ms;
+  double stddev_ms = 0;
+  double noise = 0;      // stddev / median
+  int batch = 1;         // launches per sample
+  bool noise_met = false;
+  bool blocked = false;  // samples were queued behind the blocking kernel
+  std::string l2 = "warm";  // "warm", "flush" (before each sample) or "rotate:R" (R input copies per batch)
+  std::vector<double> samples_ms;  // per launch, one per sample
 
-  // Median (mean of the two middle values for an even count), min and max; throws on no samples.
-  static TimingStats from_samples(std::vector<double> samples_ms);
+  // Median (mean of the two middle values for an even count), min, max, standard deviation and noise of
+  // per-launch samples; throws std::invalid_argument on no samples.
+  static TimingStats from_samples(std::vector<double> samples_ms, double noise_target = 0);
+  int repetitions() const { return static_cast<int>(samples_ms.size()); }
 };
 
-// Evicts the L2 cache by writing a device buffer twice the L2's size before a timed repetition, so
-// memory-bound work reads its inputs from device memory, not from cache.
+struct TimingOptions {
+  int warmup = 2;
+  int min_repetitions = 10;
+  int max_repetitions = 100000;
+  double noise_target = 0.01;   // stddev / median
+  double time_budget_s = 0.5;   // per timed region, warm-up excluded
+  double batch_below_ms = 0.05; // launches shorter than this are timed in batches ...
+  double batch_ms = 1.0;        // ... of about this long ...
+  int max_batch = 256;          // ... and at most this many launches
+};
+
+// Evicts the L2 cache by writing a device buffer twice the L2's size, so memory-bound work reads its inputs
+// from device memory, not from cache.
 class L2Flusher {
  public:
   explicit L2Flusher(int device);
@@ -37,24 +65,53 @@ class L2Flusher {
 class EventTimer {
  public:
   void start(cudaStream_t stream) const { start_.record(stream); }
-  // Records the stop event, waits for it and returns the elapsed milliseconds.
-  double stop_ms(cudaStream_t stream) const;
+  void stop(cudaStream_t stream) const { stop_.record(stream); }
+  // Waits for the stop event and returns the milliseconds from start to stop.
+  double elapsed_ms() const;
+  // stop() then elapsed_ms().
+  double stop_ms(cudaStream_t stream) const {
+    stop(stream);
+    return elapsed_ms();
+  }
 
  private:
   Event start_;
   Event stop_;
 };
 
-struct TimingOptions {
-  int warmup = 3;
-  int repetitions = 20;
+// Holds a stream behind a spinning kernel until release(), so that work enqueued meanwhile runs back to back.
+// The kernel gives up after `timeout_ms` (a host that enqueues for that long, or a full launch queue), and
+// timed_out() then says so: the sample is not trusted.
+class StreamBlocker {
+ public:
+  explicit StreamBlocker(double timeout_ms = 1000);
+  void block(cudaStream_t stream);
+  void release();
+  bool timed_out() const;  // after the stream has passed the blocker
+
+ private:
+  MappedBuffer<int> flags_;  // [0]: release, written by the host; [1]: timed out, written by the kernel
+  double timeout_ms_;
 };
 
-// Times `run` (which enqueues work on `stream`) as described above.
-TimingStats time_on_stream(cudaStream_t stream, const TimingOptions& opts, const std::function<void()>& run,
-                           const std::function<void()>& prepare = {});
+// What time_on_stream() times.
+struct StreamWork {
+  // Enqueues one launch on the stream, reading input copy `copy` (0 unless make_copies gave more).
+  std::function<void(int copy)> run{};
+  // Cold L2: enqueues an L2 flush. Empty: warm L2, launches may find their inputs in cache.
+  std::function<void()> flush{};
+  // run() waits for the device (a host step, a pageable copy): no blocking kernel, no batches.
+  bool blocks_host = false;
+  // Cold-L2 batches rotate over input copies: makes `wanted` copies of what one launch reads and returns how
+  // many there are (1: it cannot); `bytes_per_copy` is their size. Empty: no rotation, so no cold batches.
+  std::function<int(int wanted)> make_copies{};
+  std::size_t bytes_per_copy = 0;
+};
 
-// The same for host work, timed with the steady clock: `opts.warmup` untimed runs, then `opts.repetitions`.
+// Times `work` on `stream` as described at the top.
+TimingStats time_on_stream(cudaStream_t stream, const TimingOptions& opts, const StreamWork& work);
+
+// Host work, timed with the steady clock: `opts.warmup` untimed runs, then opts.min_repetitions timed ones.
 TimingStats time_on_host(const TimingOptions& opts, const std::function<void()>& run);
 
 }  // namespace ks

@@ -237,10 +237,9 @@ inline bool wide_loads(const GemmArgs& a) {
 // once per device switch rather than on every launch: refuses, with the reason, code compiled below compute_80
 // (cp.async) and a tile whose shared memory exceeds what this GPU gives one block; raises the dynamic
 // shared-memory limit above the default 48 KiB; and asks for all of the unified L1/shared storage as shared
-// memory, so that as many blocks are resident as the occupancy calculator says. Without the carveout the split
-// the SM runs with depends on the kernels before: after a kernel with little shared memory, three 74 KiB dmma
-// 64x64 blocks did not fit (dmma at 1024^3: 67% of cuBLAS in the default suite, 98% when it ran after
-// cuBLAS). The copies bypass L1 anyway. `name`: the variant, for the messages.
+// memory, so that as many blocks are resident as the occupancy calculator says: without the carveout the split
+// the SM runs with depends on the kernels that ran before (docs/gemm-notes.md, step 7, shows what that cost).
+// The copies bypass L1 anyway. `name`: the variant, for the messages.
 template <class L, auto Kernel>
 void prepare(const char* name) {
   static std::atomic<int> set_for(-1);
@@ -266,7 +265,7 @@ void prepare(const char* name) {
 
 // Resident blocks per SM of `Kernel` (layout L) on `device`; 0 when its shared memory does not fit.
 template <class L, auto Kernel>
-int resident_blocks(int device, const char* name) {
+int blocks_per_sm(int device, const char* name) {
   if (L::kSmemBytes > smem_per_block(device)) return 0;
   prepare<L, Kernel>(name);
   int n = 0;

@@ -1,6 +1,11 @@
-// DGEMM variants: column-major C = alpha * A * B + beta * C for any M, N, K >= 1 and leading dimensions
-// lda >= M, ldb >= K, ldc >= M. Every variant handles partial (edge) tiles itself. beta == 0 means C is not
-// read (BLAS semantics), so NaN in C does not propagate.
+// DGEMM variants: column-major C = alpha * A * B + beta * C with BLAS semantics, for any M, N, K >= 0 and
+// leading dimensions lda >= max(1, M), ldb >= max(1, K), ldc >= max(1, M).
+//
+// The family's entry point is run(). It checks the arguments and applies the rules every BLAS user relies on
+// that need no product: M or N zero, nothing to do; alpha zero or K zero, C = beta * C without reading A or B
+// (beta zero: C = 0 without reading C). Every other call reaches the variant's launch with M, N, K >= 1 and
+// alpha != 0; each variant handles partial (edge) tiles itself, and never reads C when beta == 0, so NaN in
+// C does not propagate.
 #pragma once
 
 #include "common/exec_context.hpp"
@@ -28,21 +33,29 @@ struct GemmArgs {
 constexpr int kDimMargin = 1024;
 constexpr int kMaxDim = 2147483647 - kDimMargin;
 
-// Throws std::invalid_argument naming the first violated rule.
+// Throws std::invalid_argument naming the first violated rule. A and B may be null where they are not read
+// (alpha or K zero, or an empty C), C where it is empty.
 void check_args(const GemmArgs& a);
 
-// Enqueues the product on ctx.stream(); never synchronises.
+// Enqueues the product on ctx.stream(); never synchronises. Called only through run().
 using GemmLaunch = std::function<void(const GemmArgs&, ExecContext&)>;
 
 struct GemmVariant {
-  VariantInfo info;
-  GemmLaunch launch;
+  VariantInfo info{};
+  GemmLaunch launch{};
 };
 
 using GemmRegistry = Registry<GemmVariant>;
-inline GemmRegistry& registry() { return GemmRegistry::instance(); }
+GemmRegistry& registry();
+
+// Checks `a`, applies the BLAS rules above, and otherwise enqueues `v` on ctx.stream() (a new launch of the
+// context: its scratch starts over).
+void run(const GemmVariant& v, const GemmArgs& a, ExecContext& ctx);
 
 // 2 * M * N * K: the conventional operation count.
 inline double flops(int M, int N, int K) { return 2.0 * M * N * K; }
 
 }  // namespace ks::gemm
+
+// Declares a DGEMM variant from this file: KS_GEMM_VARIANT({.info = {.name = ..., ...}, .launch = ...});
+#define KS_GEMM_VARIANT(...) KS_DECLARE_VARIANT(::ks::gemm::registry(), ::ks::gemm::GemmVariant __VA_ARGS__)

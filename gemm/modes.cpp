@@ -35,6 +35,14 @@ namespace {
 constexpr double kNaN = std::numeric_limits<double>::quiet_NaN();
 
 std::size_t count(const Eigen::MatrixXd& m) { return static_cast<std::size_t>(m.size()); }
+
+// memcpy and cudaMemcpyAsync, skipped for an empty matrix (whose buffer pointer is null).
+void copy_host(void* dst, const void* src, std::size_t bytes) {
+  if (bytes) std::memcpy(dst, src, bytes);
+}
+void copy_async(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind kind, cudaStream_t s) {
+  if (bytes) CUDA_CHECK(cudaMemcpyAsync(dst, src, bytes, kind, s));
+}
 }  // namespace
 
 struct Runner::Impl {
@@ -42,8 +50,12 @@ struct Runner::Impl {
   Mode mode;
   const GemmProblem& p;
   ExecContext& ctx;
-  // Device-resident operands (every mode but Mapped).
+  // Device-resident operands (every mode but Mapped); Device mode's extra copies for cold-L2 rotation.
   DeviceBuffer<double> dA, dB, dC;
+  struct Copy {
+    DeviceBuffer<double> A, B, C;
+  };
+  std::vector<Copy> extra;
   // Host side for Pinned and Graph.
   PinnedBuffer<double> hA, hB, hC;
   // Host side for Pageable: C lives in an Eigen matrix.
@@ -61,8 +73,8 @@ struct Runner::Impl {
       mA = MappedBuffer<double>(a);
       mB = MappedBuffer<double>(b);
       mC = MappedBuffer<double>(cc);
-      std::memcpy(mA.data(), p.A.data(), a * sizeof(double));
-      std::memcpy(mB.data(), p.B.data(), b * sizeof(double));
+      copy_host(mA.data(), p.A.data(), a * sizeof(double));
+      copy_host(mB.data(), p.B.data(), b * sizeof(double));
       return;
     }
     dA = DeviceBuffer<double>(a);
@@ -77,9 +89,9 @@ struct Runner::Impl {
       hA = PinnedBuffer<double>(a);
       hB = PinnedBuffer<double>(b);
       hC = PinnedBuffer<double>(cc);
-      std::memcpy(hA.data(), p.A.data(), a * sizeof(double));
-      std::memcpy(hB.data(), p.B.data(), b * sizeof(double));
-      std::memcpy(hC.data(), p.C0.data(), cc * sizeof(double));
+      copy_host(hA.data(), p.A.data(), a * sizeof(double));
+      copy_host(hB.data(), p.B.data(), b * sizeof(double));
+      copy_host(hC.data(), p.C0.data(), cc * sizeof(double));
     }
     if (mode == Mode::Graph) capture();
   }
@@ -92,11 +104,11 @@ struct Runner::Impl {
   // H2D(A), H2D(B), [H2D(C)], kernel, D2H(C) from the given host pointers.
   void enqueue_copy_sequence(const double* A, const double* B, double* C) {
     const cudaStream_t s = ctx.stream();
-    CUDA_CHECK(cudaMemcpyAsync(dA.data(), A, dA.bytes(), cudaMemcpyHostToDevice, s));
-    CUDA_CHECK(cudaMemcpyAsync(dB.data(), B, dB.bytes(), cudaMemcpyHostToDevice, s));
-    if (p.beta != 0.0) CUDA_CHECK(cudaMemcpyAsync(dC.data(), C, dC.bytes(), cudaMemcpyHostToDevice, s));
-    variant.launch(args(dA.data(), dB.data(), dC.data()), ctx);
-    CUDA_CHECK(cudaMemcpyAsync(C, dC.data(), dC.bytes(), cudaMemcpyDeviceToHost, s));
+    copy_async(dA.data(), A, dA.bytes(), cudaMemcpyHostToDevice, s);
+    copy_async(dB.data(), B, dB.bytes(), cudaMemcpyHostToDevice, s);
+    if (p.beta != 0.0) copy_async(dC.data(), C, dC.bytes(), cudaMemcpyHostToDevice, s);
+    gemm::run(variant, args(dA.data(), dB.data(), dC.data()), ctx);
+    copy_async(C, dC.data(), dC.bytes(), cudaMemcpyDeviceToHost, s);
   }
 
   void capture() {
@@ -145,28 +157,52 @@ struct Runner::Impl {
     } else if (mode != Mode::Mapped) {
       upload_now(dC.data(), nan.data(), dC.bytes());
     }
-    if (double* h = host_c()) std::memcpy(h, start.data(), count(start) * sizeof(double));
+    if (double* h = host_c()) copy_host(h, start.data(), count(start) * sizeof(double));
   }
 
-  void run() {
+  void run(int copy) {
     switch (mode) {
-      case Mode::Device: variant.launch(args(dA.data(), dB.data(), dC.data()), ctx); break;
+      case Mode::Device:
+        if (copy > 0) {
+          const Copy& c = extra.at(static_cast<std::size_t>(copy - 1));
+          gemm::run(variant, args(c.A.data(), c.B.data(), c.C.data()), ctx);
+        } else {
+          gemm::run(variant, args(dA.data(), dB.data(), dC.data()), ctx);
+        }
+        break;
       case Mode::Pageable: enqueue_copy_sequence(p.A.data(), p.B.data(), pageableC.data()); break;
       case Mode::Pinned: enqueue_copy_sequence(hA.data(), hB.data(), hC.data()); break;
       case Mode::Graph: exec.launch(ctx.stream()); break;
       case Mode::Mapped:
-        variant.launch(args(mA.device_data(), mB.device_data(), mC.device_data()), ctx);
+        gemm::run(variant, args(mA.device_data(), mB.device_data(), mC.device_data()), ctx);
         break;
     }
+  }
+
+  int make_copies(int wanted) {
+    if (mode != Mode::Device) return 1;
+    std::size_t free_bytes = 0, total_bytes = 0;
+    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+    const std::size_t bytes = dA.bytes() + dB.bytes() + dC.bytes();
+    std::size_t room = bytes ? free_bytes / 4 / bytes : 0;
+    auto clone = [&](const DeviceBuffer<double>& src) {
+      DeviceBuffer<double> dst(src.size());
+      if (src.bytes())
+        CUDA_CHECK(cudaMemcpyAsync(dst.data(), src.data(), src.bytes(), cudaMemcpyDeviceToDevice, ctx.stream()));
+      return dst;
+    };
+    while (static_cast<int>(extra.size()) + 1 < wanted && room-- > 0) extra.push_back({clone(dA), clone(dB), clone(dC)});
+    CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+    return static_cast<int>(extra.size()) + 1;
   }
 
   Eigen::MatrixXd result() {
     CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
     Eigen::MatrixXd c(p.C0.rows(), p.C0.cols());
     if (mode == Mode::Device) {
-      CUDA_CHECK(cudaMemcpy(c.data(), dC.data(), dC.bytes(), cudaMemcpyDeviceToHost));
+      if (dC.bytes()) CUDA_CHECK(cudaMemcpy(c.data(), dC.data(), dC.bytes(), cudaMemcpyDeviceToHost));
     } else {
-      std::memcpy(c.data(), host_c(), count(c) * sizeof(double));
+      copy_host(c.data(), host_c(), count(c) * sizeof(double));
     }
     return c;
   }
@@ -176,7 +212,20 @@ Runner::Runner(const GemmVariant& variant, Mode mode, const GemmProblem& problem
     : impl_(std::make_unique<Impl>(variant, mode, problem, ctx)) {}
 Runner::~Runner() = default;
 void Runner::reset_output() { impl_->reset_output(); }
-void Runner::run() { impl_->run(); }
+void Runner::run(int copy) { impl_->run(copy); }
+int Runner::make_copies(int wanted) { return impl_->make_copies(wanted); }
+
+StreamWork Runner::work(const L2Flusher* flusher) {
+  StreamWork w;
+  w.run = [this](int copy) { run(copy); };
+  w.blocks_host = impl_->mode == Mode::Pageable;
+  if (flusher) {
+    w.flush = [this, flusher] { flusher->flush(impl_->ctx.stream()); };
+    w.make_copies = [this](int wanted) { return make_copies(wanted); };
+    w.bytes_per_copy = impl_->dA.bytes() + impl_->dB.bytes() + (impl_->p.beta != 0.0 ? impl_->dC.bytes() : 0);
+  }
+  return w;
+}
 Eigen::MatrixXd Runner::result() { return impl_->result(); }
 double Runner::setup_ms() const { return impl_->setup_ms; }
 

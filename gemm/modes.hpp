@@ -10,6 +10,7 @@
 #pragma once
 
 #include "common/exec_context.hpp"
+#include "common/timing.hpp"
 #include "gemm/gemm.hpp"
 #include "gemm/problem.hpp"
 
@@ -35,8 +36,15 @@ class Runner {
 
   // Before a checked run: C's destination poisoned with NaN, C's source set to C0 (beta != 0). Untimed.
   void reset_output();
-  // Enqueues the mode's whole sequence on the context's stream. Pageable copies may block the host.
-  void run();
+  // Enqueues the mode's whole sequence on the context's stream. Pageable copies may block the host. `copy`
+  // selects a device copy of A, B and C (Device mode, see make_copies; 0 otherwise).
+  void run(int copy = 0);
+  // Device mode: makes up to `wanted` copies of A, B and C in all (as many as a quarter of the free device
+  // memory holds), so cold-L2 batches can rotate over them; returns how many there are (1 in other modes).
+  int make_copies(int wanted);
+  // What the timing engine times: this runner's sequence; cold L2 when `flusher` is given (flushed before each
+  // sample, or copies rotated in batches), warm otherwise.
+  StreamWork work(const L2Flusher* flusher);
   // Waits for the stream and returns C (ldc x N) as the mode delivers it to the host.
   Eigen::MatrixXd result();
   // Milliseconds spent capturing and instantiating the graph (Graph mode only, else 0).

@@ -2,6 +2,7 @@
 
 #include "common/random.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <limits>
 #include <sstream>
@@ -10,9 +11,9 @@ namespace ks::gemm {
 
 GemmShape GemmShape::resolved() const {
   GemmShape s = *this;
-  if (s.lda == 0) s.lda = M;
-  if (s.ldb == 0) s.ldb = K;
-  if (s.ldc == 0) s.ldc = M;
+  if (s.lda == 0) s.lda = std::max(1, M);
+  if (s.ldb == 0) s.ldb = std::max(1, K);
+  if (s.ldc == 0) s.ldc = std::max(1, M);
   return s;
 }
 
@@ -20,29 +21,33 @@ std::string GemmShape::str() const {
   const GemmShape r = resolved();
   std::ostringstream os;
   os << M << "x" << N << "x" << K;
-  if (r.lda != M || r.ldb != K || r.ldc != M) os << " (lda " << r.lda << ", ldb " << r.ldb << ", ldc " << r.ldc << ")";
+  if (r.lda != std::max(1, M) || r.ldb != std::max(1, K) || r.ldc != std::max(1, M)) os << " (lda " << r.lda << ", ldb " << r.ldb << ", ldc " << r.ldc << ")";
   return os.str();
 }
 
 namespace {
-Eigen::MatrixXd random_padded(int ld, int rows, int cols, std::uint64_t seed) {
+Eigen::MatrixXd random_padded(int ld, int rows, int cols, std::uint64_t seed, Operands fill) {
   Eigen::MatrixXd m(ld, cols);
+  if (fill == Operands::NaN) {
+    m.setConstant(std::numeric_limits<double>::quiet_NaN());
+    return m;
+  }
   fill_random(m.data(), static_cast<std::size_t>(m.size()), seed);
   m.bottomRows(ld - rows).setConstant(std::numeric_limits<double>::quiet_NaN());
   return m;
 }
 }  // namespace
 
-GemmProblem make_problem(const GemmShape& shape, double alpha, double beta, std::uint64_t seed) {
+GemmProblem make_problem(const GemmShape& shape, double alpha, double beta, std::uint64_t seed, Operands ab) {
   GemmProblem p;
   p.shape = shape.resolved();
   p.alpha = alpha;
   p.beta = beta;
   p.seed = seed;
   const GemmShape& s = p.shape;
-  p.A = random_padded(s.lda, s.M, s.K, seed);
-  p.B = random_padded(s.ldb, s.K, s.N, seed + 1);
-  p.C0 = random_padded(s.ldc, s.M, s.N, seed + 2);
+  p.A = random_padded(s.lda, s.M, s.K, seed, ab);
+  p.B = random_padded(s.ldb, s.K, s.N, seed + 1, ab);
+  p.C0 = random_padded(s.ldc, s.M, s.N, seed + 2, Operands::Uniform);
   return p;
 }
 
@@ -51,8 +56,12 @@ const GemmExpected& GemmProblem::expected() const {
     const auto a = A.topRows(shape.M);
     const auto b = B.topRows(shape.K);
     auto e = std::make_shared<GemmExpected>();
-    e->ref = alpha * (a * b);
-    Eigen::MatrixXd mag = std::abs(alpha) * (a.cwiseAbs() * b.cwiseAbs());
+    e->ref = Eigen::MatrixXd::Zero(shape.M, shape.N);
+    Eigen::MatrixXd mag = Eigen::MatrixXd::Zero(shape.M, shape.N);
+    if (alpha != 0.0 && shape.K > 0) {
+      e->ref = alpha * (a * b);
+      mag = std::abs(alpha) * (a.cwiseAbs() * b.cwiseAbs());
+    }
     if (beta != 0.0) {
       e->ref += beta * C0.topRows(shape.M);
       mag += std::abs(beta) * C0.topRows(shape.M).cwiseAbs();

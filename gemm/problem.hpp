@@ -12,13 +12,18 @@ namespace ks::gemm {
 
 struct GemmShape {
   int M = 1, N = 1, K = 1;
-  int lda = 0, ldb = 0, ldc = 0;  // 0 means tight: M, K, M
+  int lda = 0, ldb = 0, ldc = 0;  // 0 means tight: max(1, M), max(1, K), max(1, M)
   GemmShape resolved() const;      // with tight leading dimensions filled in
   std::string str() const;         // "MxNxK" plus any padded leading dimension
 };
 
+// What A and B hold: seeded uniform values in [-1, 1), or NaN everywhere (for the BLAS rule that alpha == 0
+// reads neither).
+enum class Operands { Uniform, NaN };
+
 // What a correct result must be close to: the Eigen reference alpha A B + beta C0 and each element's bound
-// (see validate below), for the M valid rows.
+// (see validate below), for the M valid rows. With BLAS semantics: the product term is absent when alpha or K
+// is zero (A and B are not read), the C0 term when beta is zero (C is not read).
 struct GemmExpected {
   Eigen::MatrixXd ref;
   Eigen::MatrixXd bound;
@@ -42,8 +47,9 @@ struct GemmProblem {
   mutable std::shared_ptr<const GemmExpected> expected_;
 };
 
-// Uniform [-1, 1) operands from `seed`.
-GemmProblem make_problem(const GemmShape& shape, double alpha, double beta, std::uint64_t seed);
+// Operands from `seed`: C0 uniform in [-1, 1), A and B as `ab` says.
+GemmProblem make_problem(const GemmShape& shape, double alpha, double beta, std::uint64_t seed,
+                         Operands ab = Operands::Uniform);
 
 struct GemmCheck {
   bool ok = false;

@@ -1,7 +1,7 @@
 // Device pieces every reduction variant shares: accumulator types, the element transform (sum or sum of
 // squares), where elements come from (an array, or the integrand of the midpoint rule), warp and block
-// reductions, atomics, the deterministic finishing kernel, and the glue that registers a variant for
-// every element type and operation.
+// reductions, atomics, the deterministic finishing kernel, and the glue that builds a variant's launch
+// functions for every element type and operation.
 #pragma once
 
 #include "common/cuda_check.hpp"
@@ -132,9 +132,10 @@ void finish_partials(const A* partials, std::size_t count, A* out, cudaStream_t 
   CUDA_CHECK_LAUNCH();
 }
 
-// Blocks of `block` threads that fit on the whole device at once for kernel k.
+// Blocks of `block` threads that fit on the whole device at once for kernel k (resident blocks per SM times
+// the SM count).
 template <class Kernel>
-int resident_blocks(Kernel k, int block, std::size_t dynamic_smem = 0) {
+int device_resident_blocks(Kernel k, int block, std::size_t dynamic_smem = 0) {
   int dev = 0, sms = 0, per_sm = 0;
   CUDA_CHECK(cudaGetDevice(&dev));
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
@@ -153,13 +154,6 @@ A* scratch_as(ExecContext& ctx, std::size_t count) {
   return static_cast<A*>(ctx.device_scratch(count * sizeof(A)));
 }
 
-// The info of a variant whose floating-point results vary run to run (atomics land in varying order).
-inline VariantInfo nondeterministic(const char* name, const char* summary, int rank) {
-  VariantInfo i{name, summary, 0, rank};
-  i.deterministic = false;
-  return i;
-}
-
 // Calls f(T{}, std::integral_constant<Op, op>{}) for the call's element type and operation.
 template <class F>
 void dispatch(DType t, Op op, F&& f) {
@@ -175,35 +169,33 @@ void dispatch(DType t, Op op, F&& f) {
   }
 }
 
-// A variant whose Impl has
+// The launch functions of a variant whose Impl has
 //   template <class Source>
 //   static void run(const Source&, std::size_t n, typename Source::acc_type* out, int block, ExecContext&);
-// reduces device arrays of every type, both operations, and (with_integral) the midpoint integral.
+// array_launch: device arrays of every type, both operations; integral_launch: the midpoint integral.
 template <class Impl>
-ReduceVariant device_variant(VariantInfo info, std::vector<int> block_sizes, bool with_integral) {
-  ReduceVariant v;
-  v.info = std::move(info);
-  v.block_sizes = std::move(block_sizes);
-  v.launch = [](const ReduceCall& c, ExecContext& ctx) {
+ReduceLaunch array_launch() {
+  return [](const ReduceCall& c, ExecContext& ctx) {
     dispatch(c.dtype, c.op, [&](auto zero, auto op) {
       using T = decltype(zero);
       const ArraySource<T, decltype(op)::value> src{static_cast<const T*>(c.in)};
       Impl::run(src, c.n, static_cast<Acc<T>*>(c.out), c.block_size, ctx);
     });
   };
-  if (with_integral) {
-    v.integral = [](const IntegralCall& c, ExecContext& ctx) {
-      auto go = [&](auto zero) {
-        using T = decltype(zero);
-        const T h = static_cast<T>((c.b - c.a) / static_cast<double>(c.n));
-        const MidpointSource<T> src{static_cast<T>(c.a), h};
-        Impl::run(src, static_cast<std::size_t>(c.n), static_cast<T*>(c.out), c.block_size, ctx);
-      };
-      if (c.dtype == DType::F32) go(float{});
-      else go(double{});
+}
+
+template <class Impl>
+IntegralLaunch integral_launch() {
+  return [](const IntegralCall& c, ExecContext& ctx) {
+    auto go = [&](auto zero) {
+      using T = decltype(zero);
+      const T h = static_cast<T>((c.b - c.a) / static_cast<double>(c.n));
+      const MidpointSource<T> src{static_cast<T>(c.a), h};
+      Impl::run(src, static_cast<std::size_t>(c.n), static_cast<T*>(c.out), c.block_size, ctx);
     };
-  }
-  return v;
+    if (c.dtype == DType::F32) go(float{});
+    else go(double{});
+  };
 }
 
 }  // namespace ks::reduce

@@ -37,16 +37,32 @@ Op parse_op(const std::string& s) {
 std::size_t size_of(DType t) { return t == DType::I32 || t == DType::F32 ? 4 : 8; }
 std::size_t result_size(DType t) { return t == DType::F32 ? 4 : 8; }
 
+ReduceRegistry& registry() {
+  static ReduceRegistry r("reduce");
+  return r;
+}
+
 bool ReduceVariant::takes_integral(DType t) const {
   return integral && std::find(integral_types.begin(), integral_types.end(), t) != integral_types.end();
 }
 
+bool ReduceVariant::takes_block(int block) const {
+  return block_sizes.empty() || std::find(block_sizes.begin(), block_sizes.end(), block) != block_sizes.end();
+}
+
+std::string ReduceVariant::block_sizes_text() const {
+  if (block_sizes.empty()) return "its own";
+  std::string s;
+  for (std::size_t i = 0; i < block_sizes.size(); ++i)
+    s += (i == 0 ? "" : i + 1 == block_sizes.size() ? " or " : ", ") + std::to_string(block_sizes[i]);
+  return s;
+}
+
 namespace {
 void check_block(const ReduceVariant& v, int block) {
-  if (!v.block_sizes.empty() &&
-      std::find(v.block_sizes.begin(), v.block_sizes.end(), block) == v.block_sizes.end())
+  if (!v.takes_block(block))
     throw std::invalid_argument("reduction '" + v.info.name + "': block size " + std::to_string(block) +
-                                " not supported (64, 128, 256, 512 or 1024)");
+                                " not supported (" + v.block_sizes_text() + ")");
 }
 }  // namespace
 
@@ -55,6 +71,7 @@ void run(const ReduceVariant& v, const ReduceCall& c, ExecContext& ctx) {
   if (c.n == 0) throw std::invalid_argument(who + "n must be >= 1");
   if (!c.in || !c.out) throw std::invalid_argument(who + "null pointer");
   check_block(v, c.block_size);
+  ctx.begin_launch();
   v.launch(c, ctx);
 }
 
@@ -65,6 +82,7 @@ void run_integral(const ReduceVariant& v, const IntegralCall& c, ExecContext& ct
   if (c.n < 1) throw std::invalid_argument(who + "n must be >= 1");
   if (!c.out) throw std::invalid_argument(who + "null pointer");
   check_block(v, c.block_size);
+  ctx.begin_launch();
   v.integral(c, ctx);
 }
 

@@ -9,12 +9,15 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <iterator>
 #include <string>
 #include <vector>
 
 namespace ks::reduce {
 
 enum class DType { I32, I64, F32, F64 };
+// The block size a variant runs with when none is asked for.
+constexpr int kDefaultBlock = 256;
 enum class Op { Sum, SumSquares };
 
 const std::vector<DType>& all_dtypes();
@@ -31,7 +34,7 @@ struct ReduceCall {
   const void* in = nullptr;  // device memory, or pinned host memory for variants with input_on_host
   std::size_t n = 0;
   void* out = nullptr;       // device memory for one result (int64, float or double)
-  int block_size = 256;      // threads per block, for variants that take one
+  int block_size = kDefaultBlock;  // threads per block, for variants that take one
 };
 
 // Midpoint rule for the integral of f over [a, b] with n points: sum over i of f(a + (i + 1/2) h) * h.
@@ -40,33 +43,40 @@ struct IntegralCall {
   double a = 0, b = 1;
   std::int64_t n = 0;
   void* out = nullptr;       // device memory for one float/double
-  int block_size = 256;
+  int block_size = kDefaultBlock;
 };
 
+using ReduceLaunch = std::function<void(const ReduceCall&, ExecContext&)>;
+using IntegralLaunch = std::function<void(const IntegralCall&, ExecContext&)>;
+
+// The block sizes every tree-shaped variant takes.
+inline constexpr int kPowerOfTwoBlockSizes[] = {64, 128, 256, 512, 1024};
+inline const std::vector<int> kPowerOfTwoBlocks(std::begin(kPowerOfTwoBlockSizes), std::end(kPowerOfTwoBlockSizes));
 struct ReduceVariant {
-  VariantInfo info;
+  VariantInfo info{};
+  std::vector<int> block_sizes{};  // what --block may ask for; empty: the variant chooses its own
   bool input_on_host = false;    // reads a pinned host array (copies inside the timed region)
-  std::vector<int> block_sizes;  // accepted block sizes; empty: the variant chooses
+  bool blocks_host = false;      // the launch waits for the device (a step on the host): never timed in batches
   // Every variant takes both operations (sum, sum of squares): the element transform is shared code.
-  std::function<void(const ReduceCall&, ExecContext&)> launch;
+  ReduceLaunch launch{};
   // The integral workload, where the technique fits (empty otherwise), and the precisions it fits.
-  std::function<void(const IntegralCall&, ExecContext&)> integral;
+  IntegralLaunch integral{};
   std::vector<DType> integral_types{DType::F32, DType::F64};
+
   bool takes_integral(DType t) const;
+  bool takes_block(int block) const;  // any block when block_sizes is empty (the variant ignores it)
+  std::string block_sizes_text() const;  // "64, 128, 256, 512 or 1024"; "its own" when empty
 };
 
 using ReduceRegistry = Registry<ReduceVariant>;
-inline ReduceRegistry& registry() { return ReduceRegistry::instance(); }
+ReduceRegistry& registry();
 
 // Checks the call (n >= 1, pointers, a block size the variant takes; else std::invalid_argument) and
-// enqueues the variant on ctx.stream().
+// enqueues the variant on ctx.stream() (a new launch of the context: its scratch starts over).
 void run(const ReduceVariant& v, const ReduceCall& c, ExecContext& ctx);
 void run_integral(const ReduceVariant& v, const IntegralCall& c, ExecContext& ctx);
 
-// The block sizes every tree-shaped variant takes.
-inline const std::vector<int>& power_of_two_blocks() {
-  static const std::vector<int> b{64, 128, 256, 512, 1024};
-  return b;
-}
-
 }  // namespace ks::reduce
+
+// Declares a reduction variant from this file: KS_REDUCE_VARIANT({.info = {.name = ..., ...}, .launch = ...});
+#define KS_REDUCE_VARIANT(...) KS_DECLARE_VARIANT(::ks::reduce::registry(), ::ks::reduce::ReduceVariant __VA_ARGS__)

@@ -54,12 +54,12 @@ double integral_exact(double a, double b);
 // the result itself (n eps > 1), so float results are additionally held to kFloatIntegralRelTol (below).
 double integral_bound(DType t, double a, double b, std::int64_t n);
 // The float check: a relative tolerance, not derived: the rigorous float bound above is vacuous. It is
-// loose for tree- and block-shaped float summation (measured errors: docs/reduce-results.md) and tight
+// loose for tree- and block-shaped float summation (measured errors: docs/reduce-notes.md) and tight
 // enough to fail a summation that stalls (terms below half an ulp of the running sum).
 constexpr double kFloatIntegralRelTol = 1e-3;
 
-// ---- the seeds' host reductions, for the CPU baseline ----
-// Recursive interleaved pairs on a scratch copy (the seeds' recursiveReduce), Eigen's sum, an OpenMP loop.
+// ---- the tutorial's host reductions, for the CPU baseline ----
+// Recursive interleaved pairs on a scratch copy (the tutorial's recursiveReduce), Eigen's sum, an OpenMP loop.
 double host_recursive_interleaved(const double* x, std::size_t n);
 double host_eigen_sum(const double* x, std::size_t n);
 double host_openmp_sum(const double* x, std::size_t n);

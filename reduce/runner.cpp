@@ -2,6 +2,7 @@
 
 #include "common/random.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -27,12 +28,22 @@ ReduceData::ReduceData(DType t, Op op, std::size_t n, std::uint64_t seed)
   ref_ = host_reference(t, op, p, n);
 }
 
-const void* ReduceData::device() {
-  if (device_.empty()) {
-    device_ = DeviceBuffer<unsigned char>(host_.size());
-    upload_now(device_.data(), host_.data(), host_.size());
+const void* ReduceData::device(int copy) {
+  if (device_.empty()) device_copies(1);
+  return device_.at(static_cast<std::size_t>(copy)).data();
+}
+
+int ReduceData::device_copies(int wanted) {
+  std::size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const std::size_t room = host_.size() ? free_bytes / 4 / host_.size() : 0;
+  const std::size_t want = std::max<std::size_t>(1, std::min<std::size_t>(static_cast<std::size_t>(std::max(wanted, 1)),
+                                                                        device_.size() + room));
+  while (device_.size() < want) {
+    device_.emplace_back(host_.size());
+    upload_now(device_.back().data(), host_.data(), host_.size());
   }
-  return device_.data();
+  return static_cast<int>(device_.size());
 }
 
 const void* ReduceData::pinned() {
@@ -47,7 +58,7 @@ ReduceRunner::ReduceRunner(const ReduceVariant& v, ReduceData& data, int block, 
     : v_(v), data_(data), ctx_(ctx), out_(1) {
   call_.dtype = data.dtype();
   call_.op = data.op();
-  call_.in = v.input_on_host ? data.pinned() : data.device();
+  call_.in = v.input_on_host ? data.pinned() : data.device(0);
   call_.n = data.n();
   call_.out = out_.data();
   call_.block_size = block;
@@ -61,7 +72,22 @@ void ReduceRunner::reset_output() {
   upload_now(out_.data(), &poison_bits, sizeof poison_bits);
 }
 
-void ReduceRunner::run() { reduce::run(v_, call_, ctx_); }
+void ReduceRunner::run(int copy) {
+  if (!v_.input_on_host) call_.in = data_.device(copy);
+  reduce::run(v_, call_, ctx_);
+}
+
+StreamWork ReduceRunner::work(const L2Flusher& flusher) {
+  StreamWork w;
+  w.run = [this](int copy) { run(copy); };
+  w.flush = [this, &flusher] { flusher.flush(ctx_.stream()); };
+  w.blocks_host = v_.blocks_host;
+  if (!v_.input_on_host) {
+    w.make_copies = [this](int wanted) { return data_.device_copies(wanted); };
+    w.bytes_per_copy = data_.bytes();
+  }
+  return w;
+}
 
 Value ReduceRunner::result() { return read_value(data_.dtype(), out_.data(), ctx_.stream()); }
 

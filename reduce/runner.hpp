@@ -3,6 +3,7 @@
 
 #include "common/exec_context.hpp"
 #include "common/resources.hpp"
+#include "common/timing.hpp"
 #include "reduce/reduce.hpp"
 #include "reduce/reference.hpp"
 
@@ -16,7 +17,7 @@ Value read_value(DType t, const void* device, cudaStream_t stream);
 
 // Seeded random elements (integers over their whole range, signs included; floating point uniform in
 // [-1, 1)), the host reference, and device / pinned copies made on first use and then shared by every
-// variant that reduces this input.
+// variant that reduces this input. Cold-L2 batches rotate over several device copies (device_copies).
 class ReduceData {
  public:
   ReduceData(DType t, Op op, std::size_t n, std::uint64_t seed);
@@ -27,9 +28,11 @@ class ReduceData {
   std::size_t bytes() const { return n_ * size_of(dtype_); }
   const void* host() const { return host_.data(); }
   const Reference& reference() const { return ref_; }
-  const void* device();  // uploads on first call
-  const void* pinned();  // copies into pinned memory on first call
-  void release_device() { device_ = DeviceBuffer<unsigned char>(); }
+  const void* device(int copy = 0);  // uploads on first call; copy < device_copies()
+  const void* pinned();              // copies into pinned memory on first call
+  // Makes up to `wanted` device copies in all, as many as a quarter of the free device memory holds (at least
+  // one), and returns how many there are.
+  int device_copies(int wanted);
 
  private:
   DType dtype_;
@@ -38,17 +41,20 @@ class ReduceData {
   std::uint64_t seed_;
   std::vector<unsigned char> host_;
   Reference ref_;
-  DeviceBuffer<unsigned char> device_;
+  std::vector<DeviceBuffer<unsigned char>> device_;
   PinnedBuffer<unsigned char> pinned_;
 };
 
 class ReduceRunner {
  public:
   ReduceRunner(const ReduceVariant& v, ReduceData& data, int block, ExecContext& ctx);
-  void reset_output();  // poisons the result (NaN or the integer sentinel); untimed
-  void run();           // enqueues the variant
-  Value result();       // waits and reads the result
-  ReduceCheck check();  // result() against the reference
+  void reset_output();      // poisons the result (NaN or the integer sentinel); untimed
+  void run(int copy = 0);   // enqueues the variant on device input copy `copy` (see ReduceData)
+  Value result();           // waits and reads the result
+  ReduceCheck check();      // result() against the reference
+  // What the timing engine times: this runner's launches, cold L2 (flushed with `flusher`, or input copies
+  // rotated in batches).
+  StreamWork work(const L2Flusher& flusher);
  private:
   const ReduceVariant& v_;
   ReduceData& data_;

@@ -3,7 +3,8 @@
 #   tests/failures_gpu.sh KBENCH CHECK_CC WORKDIR
 # 1. SIGINT during a sweep: exit 130, the JSON file is valid, says "interrupted", keeps the finished rows.
 # 2. A size that fits the device but not its free memory (KS_BENCH_RESERVE_GIB holds the rest): that row
-#    fails with the allocation error, the other rows are measured, exit 1.
+#    fails with the allocation error, the other rows are measured, exit 1. The row's size comes from the
+#    device's memory: the largest power of two of int64 within a quarter of it.
 # 3. A sticky CUDA error in one row (KS_BENCH_FAULT): that row fails, the rest are reported as not run, the
 #    JSON says "stopped_early", exit 1.
 # 4. An invalid --device: the check_cc message, exit 1.
@@ -17,8 +18,8 @@ json() { python3 - "$@" <<'PY'
 import json, sys
 doc = json.load(open(sys.argv[1]))
 ctx, rows = doc["context"], doc["benchmarks"]
-err = lambda r: r.get("error_message") or r.get("skip_message") or ""
-ok = [r for r in rows if not err(r)]
+err = lambda r: r.get("error") or r.get("error_message") or r.get("skip_message") or ""
+ok = [r for r in rows if r.get("status", "ok") == "ok" and not err(r)]
 print(sys.argv[2].format(ctx=ctx, ok=len(ok), total=len(rows),
       errors=" | ".join(sorted({err(r)[:60] for r in rows if err(r)}))))
 PY
@@ -41,13 +42,17 @@ check "SIGINT leaves valid JSON marked interrupted with measured rows" \
 
 # 2. out of memory in one row
 total_mib=$(nvidia-smi --query-gpu=memory.total --format=csv,noheader,nounits -i 0 | head -1)
-reserve=$(( total_mib / 1024 - 12 ))  # leaves about 12 GiB: 2^20 fits, 2^31 int64 (16 GiB) does not
+exp=20
+while [ $(( (1 << (exp + 1)) * 8 )) -le $(( total_mib * 1024 * 1024 / 4 )) ]; do exp=$((exp + 1)); done
+big_mib=$(( (1 << exp) * 8 / 1048576 ))
+# Hold all but half the big row: 2^20 elements still fit, 2^exp do not.
+reserve=$(python3 -c "print(round(($total_mib - $big_mib / 2) / 1024, 3))")
 out=$work/oom.json
-KS_BENCH_RESERVE_GIB=$reserve "$kbench" run --suite reduce --variants fast --sizes 2^20,2^31 --types int64 \
+KS_BENCH_RESERVE_GIB=$reserve "$kbench" run --suite reduce --variants fast --sizes 2^20,2^$exp --types int64 \
   --skip-ceilings --repetitions 3 --out "$out" >"$work/oom.txt" 2>"$work/oom.err"
 rc=$?
 summary=$(json "$out" '{ok} of {total} rows measured; {errors}' 2>&1)
-echo "  reserved $reserve GiB: exit $rc; $summary"
+echo "  2^$exp int64 ($big_mib MiB) with $reserve of $total_mib MiB held: exit $rc; $summary"
 check "OOM row fails, the others are measured, exit 1" \
   '[ $rc -eq 1 ] && [[ "$summary" == *"out of memory"* ]] && [[ "$summary" =~ ^[1-9] ]]'
 

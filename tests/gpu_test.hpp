@@ -7,6 +7,7 @@
 
 #include <cstdlib>
 #include <string>
+#include <vector>
 
 #define KS_REQUIRE_GPU()                                              \
   do {                                                                \
@@ -36,6 +37,19 @@ C small_if_asked(C sizes, std::size_t limit = 4097) {
   for (const auto& n : sizes)
     if (static_cast<std::size_t>(n) <= limit) out.insert(out.end(), n);
   return out;
+}
+
+// Every numbered entry the build found (generated/ladder/<family>_entries.inc) declares a variant, no name is
+// declared twice, nothing is declared outside an entry, and the registry lists the variants in the tree's order.
+template <class Registry>
+void expect_ladder_declared(const Registry& registry, const std::vector<std::string>& entries) {
+  ASSERT_FALSE(entries.empty());
+  for (const std::string& p : registry.problems(entries)) ADD_FAILURE() << p;
+  int last_step = -1;
+  for (const auto* v : registry.all()) {
+    EXPECT_GE(registry.place(*v).step, last_step) << v->info.name;
+    last_step = registry.place(*v).step;
+  }
 }
 
 // gtest parameter names allow only [A-Za-z0-9_].

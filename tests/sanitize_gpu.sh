@@ -14,7 +14,7 @@ tools=("$@")
 out=${OUT:-$PWD/out}
 mkdir -p "$out"
 export KS_SMALL_SIZES=1
-gemm_filter='Variants/GemmCase.*_1x1x1:Variants/GemmCase.*_17x33x9:Variants/GemmCase.*_127x129x131'
+gemm_filter='Variants/GemmCase.*_1x1x1:Variants/GemmCase.*_17x33x9:Variants/GemmCase.*_127x129x131:Variants/GemmBlas.*'
 programs=(
   "test_gemm --gtest_filter=$gemm_filter"
   "test_reduce --gtest_filter=Variants/*"

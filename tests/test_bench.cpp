@@ -1,9 +1,17 @@
 #include "bench/ceilings.hpp"
+#include "bench/cli.hpp"
+#include "bench/kbench/plan.hpp"
+#include "bench/kbench/results.hpp"
 #include "bench/parse.hpp"
 #include "bench/report.hpp"
 #include "bench/resources.hpp"
 
 #include <gtest/gtest.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 
 namespace ks::bench {
 namespace {
@@ -35,18 +43,177 @@ TEST(ParseGemmSizes, RejectsBadForms) {
     EXPECT_THROW(parse_gemm_sizes(bad), std::invalid_argument) << bad;
 }
 
+RowResult measured(const std::string& name, const std::string& family, const std::string& variant, double ms,
+                   const std::string& unit, double rate, double vs_anchor, double of_ceiling) {
+  RowResult r;
+  r.name = name;
+  r.axes.family = family;
+  r.axes.variant = variant;
+  r.status = "ok";
+  r.timing = TimingStats::from_samples({ms, ms, ms}, 0.01);
+  r.rate_unit = unit;
+  r.rate = rate;
+  r.vs_anchor = vs_anchor;
+  r.of_ceiling = of_ceiling;
+  return r;
+}
+
+std::vector<RowResult> sample_rows() {
+  std::vector<RowResult> rows{
+      measured("gemm/cublas/device/4096x4096x4096", "gemm", "cublas", 2.254, "TFLOP/s", 60.98, 1.0, 1.882),
+      measured("gemm/dmma/device/4096x4096x4096", "gemm", "dmma", 2.403, "TFLOP/s", 57.2, 0.938, 1.765),
+      measured("reduce/cub/double/n=1048576", "reduce", "cub", 0.01014, "GB/s", 834.5, 1.0, 0.27),
+      measured("reduce/fast/double/n=1048576", "reduce", "fast", 0.009331, "GB/s", 907.1, 1.087, 0.295)};
+  for (RowResult& r : rows) {
+    if (r.axes.family == "gemm") {
+      r.axes.mode = "device";
+      r.axes.M = r.axes.N = r.axes.K = r.axes.lda = r.axes.ldb = r.axes.ldc = 4096;
+      r.axes.alpha = 1;
+      r.axes.beta = 0;
+      r.axes.group = "gemm/device/4096x4096x4096";
+    } else {
+      r.axes.dtype = "double";
+      r.axes.op = "sum";
+      r.axes.n = 1048576;
+      r.axes.group = "reduce/double/n=1048576";
+    }
+    r.axes.anchor = r.axes.variant == "cublas" || r.axes.variant == "cub";
+  }
+  rows[1].throttled = true;
+  rows[1].throttle = "sw power cap";
+  RowResult skipped;
+  skipped.name = "gemm/warp_tiled/device/4096x4096x4096";
+  skipped.status = "skipped";
+  skipped.error = "skipped: needs compute capability 80";
+  rows.push_back(skipped);
+  return rows;
+}
+
 TEST(RenderTable, MarkdownConsoleAndCsv) {
-  const std::vector<TableRow> rows{{"gemm/cublas/device/4096x4096x4096", 2.5, "TFLOP/s", 55.0, 1.0, 1.65, ""},
-                                   {"gemm/naive/device/4096x4096x4096", 250, "TFLOP/s", 0.55, 0.01, 0.016, ""},
-                                   {"gemm/dmma/device/4096x4096x4096", 0, "", 0, -1, -1, "skipped: needs 8.0"}};
+  const std::vector<RowResult> rows = sample_rows();
   const std::string md = render_table(rows, TableFormat::Markdown);
-  EXPECT_NE(md.find("| gemm/naive/device/4096x4096x4096 | 250 | 0.55 TFLOP/s | 1.0% | 1.6% |"), std::string::npos)
-      << md;
-  EXPECT_NE(md.find("skipped: needs 8.0"), std::string::npos);
+  EXPECT_NE(md.find("| gemm/dmma/device/4096x4096x4096 | 2.403 | 57.2 TFLOP/s | 93.8% | 176.5% | 0% | throttled (sw power cap) |"),
+            std::string::npos) << md;
+  EXPECT_NE(md.find("skipped: needs compute capability 80"), std::string::npos);
   const std::string csv = render_table(rows, TableFormat::Csv);
-  EXPECT_NE(csv.find("gemm/cublas/device/4096x4096x4096,2.5,55,TFLOP/s,1,1.65,"), std::string::npos) << csv;
+  EXPECT_NE(csv.find("gemm/cublas/device/4096x4096x4096,ok,2.254,60.98,TFLOP/s,1,1.882,0,3,1,false,"), std::string::npos)
+      << csv;
   const std::string console = render_table(rows, TableFormat::Console);
   EXPECT_NE(console.find("100.0%"), std::string::npos) << console;
+}
+
+RunContext sample_context() {
+  RunContext c;
+  c.date = "2026-11-22T00:00:00Z";
+  c.command_line = "kbench run";
+  c.gpu.name = "Test GPU";
+  c.gpu.cc_major = 9;
+  c.ceilings = Ceilings{.device_read_bandwidth_gbs = 3071, .fp64_fma_tflops = 32.4};
+  return c;
+}
+
+// Writes the results of sample_rows() as kbench does, to KS_RESULTS_SAMPLE when set (the Python tools' tests
+// read it: tests/CMakeLists.txt), and checks the schema's fields.
+TEST(ResultsFile, WritesTheSchemaForThePythonTools) {
+  const char* env = std::getenv("KS_RESULTS_SAMPLE");
+  const std::string path = env ? env : ::testing::TempDir() + "results-v2-sample.json";
+  std::filesystem::remove(path);
+  {
+    ResultsFile out(path);
+    EXPECT_FALSE(std::filesystem::exists(path));  // only the temporary file beside it, until commit
+    RunContext c = sample_context();
+    c.interrupted = "SIGINT";
+    out.commit(c, sample_rows());
+  }
+  std::ifstream in(path);
+  std::stringstream text;
+  text << in.rdbuf();
+  const std::string json = text.str();
+  for (const char* want : {"\"schema\": \"kbench-results\"", "\"schema_version\": 2", "\"interrupted\": \"SIGINT\"",
+                           "\"name\": \"Test GPU\"", "\"fp64_fma_tflops\": 32.399999999999999",
+                           "\"family\": \"gemm\"", "\"variant\": \"dmma\"", "\"M\": 4096", "\"rate_unit\": \"TFLOP/s\"",
+                           "\"rate\": 57.200000000000003", "\"vs_anchor\": 0.93799999999999994", "\"n\": 1048576",
+                           "\"dtype\": \"double\"", "\"throttled\": true", "\"status\": \"skipped\"",
+                           "\"noise_met\": true", "\"repetitions\": 3"})
+    EXPECT_NE(json.find(want), std::string::npos) << want << "\n" << json.substr(0, 3000);
+  for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(path).parent_path()))
+    EXPECT_EQ(e.path().filename().string().find(".results-v2-sample.json."), std::string::npos) << e.path();
+}
+
+TEST(ResultsFile, RefusesFoldersAndMissingFoldersAndLeavesNothingUncommitted) {
+  const std::string dir = ::testing::TempDir() + "ks-results-test";
+  std::filesystem::create_directories(dir);
+  EXPECT_THROW(ResultsFile{dir}, std::invalid_argument);
+  EXPECT_THROW(ResultsFile{dir + "/no/such/folder/r.json"}, std::invalid_argument);
+  EXPECT_THROW(ResultsFile{dir + "/"}, std::invalid_argument);
+  { ResultsFile abandoned(dir + "/r.json"); }
+  EXPECT_TRUE(std::filesystem::is_empty(dir));  // no result, no temporary file
+}
+
+TEST(CliChecks, PatternsAreBoundedBeforeStdRegexSeesThem) {
+  EXPECT_NO_THROW(cli::check_pattern("dmma_.*|cublas", "--variants"));
+  EXPECT_THROW(cli::check_pattern(std::string(100000, 'a'), "--variants"), std::invalid_argument);
+  EXPECT_THROW(cli::check_pattern(std::string(20, '(') + "a" + std::string(20, ')'), "--variants"),
+               std::invalid_argument);
+  EXPECT_NO_THROW(cli::check_pattern("\\(\\(\\(\\(\\(\\(\\(\\(\\(\\(\\(\\(\\(\\(\\(\\(\\(\\(", "--variants"));  // escaped: no groups
+  EXPECT_THROW(cli::check_pattern("(", "--variants"), std::invalid_argument);
+}
+
+TEST(CliChecks, NumbersSayWhatIsAccepted) {
+  CLI::Validator whole = cli::whole_number(1, 100);
+  for (std::string bad : {"1.5", "0", "101", "-1", "", "1e3", "99999999999999999999"}) {
+    std::string v = bad;
+    EXPECT_NE(whole(v).find("must be a whole number from 1 to 100"), std::string::npos) << bad;
+  }
+  std::string ok = "42";
+  EXPECT_EQ(whole(ok), "");
+  CLI::Validator positive = cli::positive_number(100);
+  for (std::string bad : {"0", "-3", "abc", "101", "1e-3", ""}) {
+    std::string v = bad;
+    EXPECT_NE(positive(v).find("must be a number above 0"), std::string::npos) << bad;
+  }
+  std::string half = "0.5";
+  EXPECT_EQ(positive(half), "");
+}
+
+RunOptions given(RunOptions o, std::vector<std::string> names) {
+  o.given = std::move(names);
+  return o;
+}
+
+TEST(PlanTest, ChecksEveryInputWithoutAGpu) {
+  const Plan p = make_plan(RunOptions{});
+  EXPECT_TRUE(p.gemm && p.reduce && p.integral);
+  EXPECT_EQ(p.gemm_sizes.size(), 3u);
+  EXPECT_EQ(p.extra_modes.size(), 4u);
+  EXPECT_EQ(p.timing.noise_target, 0.01);
+  EXPECT_EQ(p.gemm_variants.front()->info.name, "cublas");
+  for (const auto* v : p.gemm_variants) EXPECT_FALSE(v->info.tuning) << v->info.name;
+  RunOptions o;
+  o.sizes = "";
+  EXPECT_THROW(make_plan(given(o, {"--sizes"})), std::invalid_argument);
+  o = RunOptions{};
+  o.suite = "reduce";
+  o.modes = "pinned";
+  EXPECT_THROW(make_plan(given(o, {"--suite", "--mode"})), std::invalid_argument);
+  o = RunOptions{};
+  o.suite = "gemm";
+  o.types = "int32";
+  EXPECT_THROW(make_plan(given(o, {"--suite", "--types"})), std::invalid_argument);
+  o = RunOptions{};
+  o.suite = "reduce";
+  o.block = 96;
+  EXPECT_THROW(make_plan(given(o, {"--suite", "--block"})), std::invalid_argument);
+  o.block = 512;
+  const Plan blocks = make_plan(given(o, {"--suite", "--block"}));
+  for (const auto* v : blocks.reduce_variants)
+    EXPECT_EQ(block_for(*v, blocks), v->block_sizes.empty() ? reduce::kDefaultBlock : 512) << v->info.name;
+  o = RunOptions{};
+  o.suite = "gemm";
+  o.variants = "dmma_64x64";
+  const Plan tuning = make_plan(given(o, {"--suite", "--variants"}));
+  ASSERT_EQ(tuning.gemm_variants.size(), 2u);  // the anchor always runs
+  EXPECT_EQ(tuning.gemm_variants[1]->info.name, "dmma_64x64");
 }
 
 TEST(HostCeilings, ElementwiseBandwidthIsMeasured) {

@@ -1,5 +1,7 @@
 #include "common/device_info.hpp"
+#include "common/exec_context.hpp"
 #include "common/json.hpp"
+#include "common/process.hpp"
 #include "common/random.hpp"
 #include "common/registry.hpp"
 #include "common/timing.hpp"
@@ -7,28 +9,59 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
+#include <chrono>
 #include <cmath>
+#include <cstring>
+#include <filesystem>
 #include <sstream>
+#include <thread>
 
 namespace ks {
 namespace {
 
-TEST(TimingStatsTest, MedianMinMax) {
-  const TimingStats odd = TimingStats::from_samples({5, 1, 3});
+TEST(TimingStatsTest, MedianMinMaxSpreadAndNoise) {
+  const TimingStats odd = TimingStats::from_samples({5, 1, 3}, 0.01);
   EXPECT_DOUBLE_EQ(odd.median_ms, 3);
   EXPECT_DOUBLE_EQ(odd.min_ms, 1);
   EXPECT_DOUBLE_EQ(odd.max_ms, 5);
+  EXPECT_DOUBLE_EQ(odd.stddev_ms, 2);  // sample standard deviation of 1, 3, 5
+  EXPECT_DOUBLE_EQ(odd.noise, 2.0 / 3.0);
+  EXPECT_FALSE(odd.noise_met);
   EXPECT_DOUBLE_EQ(TimingStats::from_samples({4, 1, 3, 2}).median_ms, 2.5);
+  const TimingStats flat = TimingStats::from_samples({2, 2, 2}, 0.01);
+  EXPECT_DOUBLE_EQ(flat.noise, 0);
+  EXPECT_TRUE(flat.noise_met);
+  EXPECT_EQ(flat.repetitions(), 3);
   EXPECT_THROW(TimingStats::from_samples({}), std::invalid_argument);
 }
 
 TEST(TimingOnHost, WarmsUpThenTimesEachRepetition) {
   int calls = 0;
-  const TimingStats t = time_on_host({2, 5}, [&] { ++calls; });
+  const TimingStats t = time_on_host({.warmup = 2, .min_repetitions = 5}, [&] {
+    ++calls;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  });
   EXPECT_EQ(calls, 7);
-  EXPECT_EQ(t.samples_ms.size(), 5u);
-  EXPECT_GE(t.min_ms, 0.0);
-  EXPECT_THROW(time_on_host({0, 0}, [] {}), std::invalid_argument);
+  EXPECT_EQ(t.repetitions(), 5);
+  EXPECT_GE(t.min_ms, 1.99);  // each repetition slept 2 ms: the clock saw at least that
+  EXPECT_LE(t.min_ms, t.median_ms);
+  EXPECT_LE(t.median_ms, t.max_ms);
+  EXPECT_THROW(time_on_host({.warmup = 0, .min_repetitions = 0}, [] {}), std::invalid_argument);
+}
+
+TEST(SeedTest, ParsesDecimalSeedsAndRefusesTheRest) {
+  EXPECT_EQ(parse_seed("0"), 0u);
+  EXPECT_EQ(parse_seed("12345"), 12345u);
+  EXPECT_EQ(parse_seed("18446744073709551615"), UINT64_MAX);
+  for (const char* bad : {"", "abc", "-1", "+1", "1.5", "0x10", " 7", "7 ", "18446744073709551616", "99999999999999999999999"}) {
+    try {
+      parse_seed(bad);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find("KS_SEED"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(RandomTest, SeededFillsRepeatAndDiffer) {
@@ -62,20 +95,94 @@ TEST(JsonTest, EscapesAndNests) {
 }
 
 struct FakeVariant {
-  VariantInfo info;
+  VariantInfo info{};
 };
 
-TEST(RegistryTest, OrdersByRankFindsAndRejectsDuplicates) {
-  auto& r = Registry<FakeVariant>::instance();
-  r.add({{"b", "", 0, 2}});
-  r.add({{"a", "", 0, 3}});
-  r.add({{"lib", "", 0, 1, true}});
-  EXPECT_EQ(r.names(), (std::vector<std::string>{"lib", "b", "a"}));
+TEST(LadderPlaceTest, StepFromTheNumberedFileOrFolder) {
+  const LadderPlace file = ladder_place("/home/u/01_work/suite/gemm/03_coalesced.cu", "gemm");
+  EXPECT_EQ(file.step, 3);
+  EXPECT_EQ(file.entry, "gemm/03_coalesced.cu");
+  EXPECT_EQ(file.file, "gemm/03_coalesced.cu");
+  const LadderPlace folder = ladder_place("/src/gemm/07_ozaki/kernels.cu", "gemm");
+  EXPECT_EQ(folder.step, 7);
+  EXPECT_EQ(folder.entry, "gemm/07_ozaki");
+  EXPECT_EQ(folder.file, "gemm/07_ozaki/kernels.cu");
+  EXPECT_EQ(ladder_place("/src/gemm/modes.cpp", "gemm").step, -1);
+  EXPECT_EQ(ladder_place("/src/reduce/01_neighbored.cu", "gemm").step, -1);  // another family's folder
+  EXPECT_EQ(ladder_place("/src/gemm/1_naive.cu", "gemm").step, -1);          // two digits and '_'
+}
+
+TEST(RegistryTest, LadderOrderFromFilesDuplicatesAndEmptyEntries) {
+  Registry<FakeVariant> r("fam");  // a registry of its own: the test can repeat
+  r.add({.info = {.name = "late"}}, "/src/fam/10_late.cu");
+  r.add({.info = {.name = "b"}}, "/src/fam/02_two.cu");
+  r.add({.info = {.name = "a"}}, "/src/fam/02_two.cu");  // declared after b in the same file: listed after it
+  r.add({.info = {.name = "lib", .anchor = true}}, "/src/fam/00_lib.cu");
+  r.add({.info = {.name = "stray"}}, "/src/fam/helpers.cpp");
+  EXPECT_EQ(r.names(), (std::vector<std::string>{"lib", "b", "a", "late", "stray"}));
   EXPECT_EQ(r.anchor()->info.name, "lib");
-  EXPECT_EQ(r.find("a")->info.rank, 3);
+  EXPECT_EQ(r.place(*r.find("late")).step, 10);
   EXPECT_EQ(r.find("zzz"), nullptr);
   EXPECT_EQ(r.matching("a|b").size(), 2u);
-  EXPECT_THROW(r.add({{"a", "", 0, 9}}), std::logic_error);
+  EXPECT_TRUE(r.problems().empty());
+  r.add({.info = {.name = "a", .summary = "again"}}, "/src/fam/11_again.cu");
+  ASSERT_EQ(r.problems().size(), 1u);
+  EXPECT_NE(r.problems()[0].find("'a' is declared twice: in fam/02_two.cu and in fam/11_again.cu"), std::string::npos)
+      << r.problems()[0];
+  EXPECT_EQ(r.find("a")->info.summary, "");  // the first declaration stays
+  const auto p = r.problems({"fam/00_lib.cu", "fam/02_two.cu", "fam/05_empty.cu"});
+  EXPECT_NE(std::find(p.begin(), p.end(), "fam/05_empty.cu declares no variant"), p.end());
+  EXPECT_TRUE(std::any_of(p.begin(), p.end(), [](const std::string& s) { return s.find("'stray'") != std::string::npos; }));
+}
+
+// Host storage with the interface of DeviceBuffer, to watch the arena without a GPU.
+struct HostStorage {
+  std::vector<std::max_align_t> v;
+  HostStorage() = default;
+  explicit HostStorage(std::size_t n) : v(n) {}
+  std::max_align_t* data() const { return const_cast<std::max_align_t*>(v.data()); }
+  std::size_t bytes() const { return v.size() * sizeof(std::max_align_t); }
+};
+
+TEST(ScratchArenaTest, ASecondRequestNeverMovesTheFirst) {
+  ScratchArena<HostStorage> arena;
+  int waits = 0;
+  auto wait = [&] { ++waits; };
+  auto* first = static_cast<unsigned char*>(arena.take(1000));
+  std::memset(first, 7, 1000);
+  auto* second = static_cast<unsigned char*>(arena.take(1 << 20));  // more than the arena holds: a new block
+  EXPECT_NE(first, second);
+  EXPECT_EQ(first[999], 7);  // the first region is still there, untouched
+  EXPECT_EQ(reinterpret_cast<std::uintptr_t>(second) % ScratchArena<HostStorage>::kAlign, 0u);
+  EXPECT_TRUE(second >= first + 1000 || second + (1 << 20) <= first);  // no overlap
+  // The next launch: one block holding both, after waiting for the stream once.
+  arena.begin_launch(wait);
+  EXPECT_EQ(waits, 1);
+  const std::size_t capacity = arena.capacity();
+  EXPECT_GE(capacity, 1024u + (1u << 20));
+  auto* a = static_cast<unsigned char*>(arena.take(1000));
+  auto* b = static_cast<unsigned char*>(arena.take(1 << 20));
+  EXPECT_GE(b, a + 1000);
+  arena.begin_launch(wait);
+  EXPECT_EQ(waits, 1);  // steady state: no wait, no allocation
+  EXPECT_EQ(arena.capacity(), capacity);
+  EXPECT_EQ(arena.take(1000), a);
+}
+
+TEST(ProcessTest, ArgumentsTravelUnchangedAndNoShellRuns) {
+  const std::string dir = ::testing::TempDir() + "ks process 'test' dir";
+  std::filesystem::create_directories(dir);
+  const std::string marker = dir + "/marker";
+  std::filesystem::remove(marker);
+  const ProgramOutput out = run_program({"printf", "%s|", "a b", "it's", "$(touch " + marker + ")", "`true`;"});
+  EXPECT_EQ(out.exit_code, 0);
+  EXPECT_EQ(out.out, "a b|it's|$(touch " + marker + ")|`true`;|");
+  EXPECT_FALSE(std::filesystem::exists(marker));
+  EXPECT_EQ(run_program({"sh", "-c", "exit 3"}).exit_code, 3);
+  EXPECT_THROW(run_program({dir + "/no such program"}), std::runtime_error);
+  EXPECT_EQ(find_executable("definitely-not-a-program-here"), "");
+  EXPECT_NE(find_executable("sh"), "");
+  EXPECT_FALSE(self_directory().empty());
 }
 
 TEST(ImageSpecTest, ParsesBuildLists) {
@@ -143,18 +250,52 @@ TEST(DeviceTest, NoDeviceIsAClearErrorOrDevicesAreQueryable) {
   EXPECT_TRUE(li.ok) << li.error;
 }
 
-TEST(TimingOnGpu, L2FlushAndEventTimer) {
+TEST(TimingOnGpu, RepeatsUntilQuietBatchesShortLaunchesRotatesColdInputs) {
   KS_REQUIRE_GPU();
   Stream s;
   L2Flusher flush(0);
   EXPECT_GE(flush.bytes(), 2u << 20);
-  int calls = 0, prepares = 0;
-  const TimingStats t = time_on_stream(
-      s.get(), {2, 5}, [&] { flush.flush(s.get()); ++calls; }, [&] { ++prepares; });
-  EXPECT_EQ(calls, 7);
-  EXPECT_EQ(prepares, 7);
-  EXPECT_EQ(t.samples_ms.size(), 5u);
-  EXPECT_GT(t.median_ms, 0.0);
+  // A long launch (a flush of twice the L2, well over 50 us on any GPU): single launches, at least the
+  // minimum of samples, the flush before each one when cold.
+  int calls = 0, flushes = 0;
+  TimingOptions o{.warmup = 2, .min_repetitions = 5, .noise_target = 0.5, .batch_below_ms = 0.0};
+  const TimingStats long_run = time_on_stream(s.get(), o, {.run = [&](int) { flush.flush(s.get()); ++calls; },
+                                                           .flush = [&] { ++flushes; }});
+  EXPECT_EQ(long_run.batch, 1);
+  EXPECT_EQ(long_run.l2, "flush");
+  EXPECT_GE(long_run.repetitions(), 5);
+  EXPECT_EQ(calls, 2 + long_run.repetitions());
+  EXPECT_EQ(flushes, calls);
+  EXPECT_GT(long_run.median_ms, 0.0);
+  // A launch of a few microseconds: timed in batches behind the blocking kernel, per-launch times reported.
+  DeviceBuffer<int> tiny(1);
+  o.batch_below_ms = 0.05;
+  const TimingStats short_run = time_on_stream(s.get(), o, {.run = [&](int) {
+    CUDA_CHECK(cudaMemsetAsync(tiny.data(), 0, sizeof(int), s.get()));
+  }});
+  EXPECT_GT(short_run.batch, 1);
+  EXPECT_TRUE(short_run.blocked);
+  EXPECT_LT(short_run.median_ms, 0.05);
+  // Cold and short: batches rotate over input copies that together exceed the L2 twice, when they can be made.
+  std::vector<int> used;
+  int made = 0;
+  const TimingStats cold = time_on_stream(
+      s.get(), o,
+      {.run = [&](int copy) {
+         used.push_back(copy);
+         CUDA_CHECK(cudaMemsetAsync(tiny.data(), 0, sizeof(int), s.get()));
+       },
+       .flush = [&] { flush.flush(s.get()); },
+       .make_copies = [&](int wanted) { return made = wanted; },
+       .bytes_per_copy = 1u << 20});
+  EXPECT_GT(cold.batch, 1);
+  EXPECT_EQ(cold.l2, "rotate:" + std::to_string(made));
+  EXPECT_GE(static_cast<double>(made) * (1u << 20), 2.0 * flush.bytes() / 2);
+  EXPECT_EQ(*std::max_element(used.begin(), used.end()), made - 1);
+  // Blocked host work is never queued behind the blocking kernel, nor batched.
+  const TimingStats host_sync = time_on_stream(s.get(), o, {.run = [&](int) { s.synchronize(); }, .blocks_host = true});
+  EXPECT_EQ(host_sync.batch, 1);
+  EXPECT_FALSE(host_sync.blocked);
 }
 
 }  // namespace

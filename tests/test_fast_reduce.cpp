@@ -49,7 +49,7 @@ TEST_P(FastReduce, AnyStartAndLengthMatchesTheReference) {
       for (std::size_t offset = 0; offset < 16; ++offset) {
         if (n > 100000 && offset % 4 != 1) continue;  // large lengths: a few offsets suffice
         const Reference ref = host_reference(t, op, host + offset * size_of(t), n);
-        run(v, ReduceCall{t, op, dev + offset * size_of(t), n, out.data(), 256}, ctx);
+        run(v, ReduceCall{t, op, dev + offset * size_of(t), n, out.data(), kDefaultBlock}, ctx);
         const ReduceCheck c = check_result(ref, read_value(t, out.data(), stream.get()), n, data.seed());
         ASSERT_TRUE(c.ok) << v.info.name << " " << to_string(op) << " n " << n << " offset " << offset << ": "
                           << c.report;
@@ -65,7 +65,7 @@ TEST_P(FastReduce, HundredRunsAreBitwiseIdentical) {
   Stream stream;
   ExecContext ctx(stream.get());
   ReduceData data(t, Op::Sum, test::small_sizes_only() ? 4097 : (1u << 24) + 3, choose_seed());
-  ReduceRunner r(v, data, 256, ctx);
+  ReduceRunner r(v, data, kDefaultBlock, ctx);
   r.reset_output();
   r.run();
   const Value first = r.result();
@@ -108,7 +108,7 @@ TEST(FastCompensated, WithinAFewUlpOnIllConditionedInput) {
   Stream stream;
   ExecContext ctx(stream.get());
   DeviceBuffer<double> out(1);
-  run(*registry().find("fast_compensated"), ReduceCall{DType::F64, Op::Sum, dx.data(), x.size(), out.data(), 256}, ctx);
+  run(*registry().find("fast_compensated"), ReduceCall{DType::F64, Op::Sum, dx.data(), x.size(), out.data(), kDefaultBlock}, ctx);
   const double got = read_value(DType::F64, out.data(), stream.get()).f;
   const double ulp = std::nextafter(std::fabs(static_cast<double>(exact)), INFINITY) - std::fabs(static_cast<double>(exact));
   const double err_ulps = std::fabs(static_cast<long double>(got) - exact) / ulp;

@@ -109,6 +109,26 @@ TEST(ReduceNames, ParseAndRegistry) {
                            "shuffle", "grid_stride", "two_pass", "streams", "copy_reduce", "cub"})
     EXPECT_NE(registry().find(name), nullptr) << name;
   EXPECT_EQ(registry().anchor()->info.name, "cub");
+  EXPECT_EQ(registry().all().front()->info.name, "cub");  // step 00
+}
+
+// Every numbered file of reduce/ declares a variant, and no name is declared twice.
+TEST(ReduceNames, EveryLadderEntryDeclaresAndNoNameTwice) {
+  test::expect_ladder_declared(registry(), {
+#include "ladder/reduce_entries.inc"
+  });
+}
+
+TEST(ReduceNames, BlockSizesAreDeclaredOnceAndReadEverywhere) {
+  const ReduceVariant& v = *registry().find("interleaved");
+  EXPECT_EQ(v.block_sizes, kPowerOfTwoBlocks);
+  EXPECT_TRUE(v.takes_block(512));
+  EXPECT_FALSE(v.takes_block(96));
+  EXPECT_EQ(v.block_sizes_text(), "64, 128, 256, 512 or 1024");
+  const ReduceVariant& fast = *registry().find("fast");
+  EXPECT_TRUE(fast.block_sizes.empty());
+  EXPECT_TRUE(fast.takes_block(96));  // it chooses its own and ignores the request
+  EXPECT_EQ(fast.block_sizes_text(), "its own");
 }
 
 TEST(ReduceCallChecks, RejectBadArguments) {
@@ -118,7 +138,12 @@ TEST(ReduceCallChecks, RejectBadArguments) {
   std::int64_t out = 0;
   EXPECT_THROW(run(v, ReduceCall{DType::I32, Op::Sum, &x, 0, &out, 256}, ctx), std::invalid_argument);
   EXPECT_THROW(run(v, ReduceCall{DType::I32, Op::Sum, nullptr, 1, &out, 256}, ctx), std::invalid_argument);
-  EXPECT_THROW(run(v, ReduceCall{DType::I32, Op::Sum, &x, 1, &out, 96}, ctx), std::invalid_argument);
+  try {
+    run(v, ReduceCall{DType::I32, Op::Sum, &x, 1, &out, 96}, ctx);
+    ADD_FAILURE() << "block 96 accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find(v.block_sizes_text()), std::string::npos) << e.what();
+  }
   EXPECT_THROW(run_integral(*registry().find("interleaved"), IntegralCall{DType::F64, 0, 1, 10, &out, 256}, ctx),
                std::invalid_argument);
 }
@@ -136,11 +161,12 @@ std::string case_name(const ::testing::TestParamInfo<Param>& info) {
 
 class ReduceCase : public ::testing::TestWithParam<Param> {};
 
+// The smallest, the default and the largest block size the variant declares.
 std::vector<int> blocks_to_test(const ReduceVariant& v) {
-  if (v.block_sizes.empty()) return {256};
-  std::vector<int> b;
-  for (int s : {64, 256, 1024})
-    if (std::find(v.block_sizes.begin(), v.block_sizes.end(), s) != v.block_sizes.end()) b.push_back(s);
+  if (v.block_sizes.empty()) return {kDefaultBlock};
+  std::vector<int> b{v.block_sizes.front()};
+  if (v.takes_block(kDefaultBlock) && kDefaultBlock != b.back()) b.push_back(kDefaultBlock);
+  if (v.block_sizes.back() != b.back()) b.push_back(v.block_sizes.back());
   return b;
 }
 
@@ -171,7 +197,7 @@ TEST_P(ReduceCase, DeterministicVariantsRepeatBitwise) {
   Stream stream;
   ExecContext ctx(stream.get());
   ReduceData data(t, std::get<2>(GetParam()), test::small_sizes_only() ? 4097 : (1u << 20) + 3, choose_seed());
-  ReduceRunner r(v, data, 256, ctx);
+  ReduceRunner r(v, data, blocks_to_test(v).front(), ctx);
   r.reset_output();
   r.run();
   const Value first = r.result();
@@ -215,7 +241,7 @@ TEST_P(IntegralCase, MatchesClosedFormWithinBound) {
   ExecContext ctx(stream.get());
   // Under KS_SMALL_SIZES the points are too few for the stated bound: the run still goes through the kernel.
   const bool small = test::small_sizes_only();
-  IntegralRunner r(v, t, 0.0, 40000 * M_PI, small ? 4097 : 100000000, 256, ctx);
+  IntegralRunner r(v, t, 0.0, 40000 * M_PI, small ? 4097 : 100000000, blocks_to_test(v).front(), ctx);
   r.run();
   const IntegralResult res = r.check();
   if (small) return;

@@ -1,0 +1,85 @@
+// kbench list: every declared variant, in ladder order. `--format md` writes the README's tables (a test
+// checks that the README carries exactly this output).
+#include "bench/cli.hpp"
+#include "bench/kbench/commands.hpp"
+#include "gemm/gemm.hpp"
+#include "reduce/reduce.hpp"
+
+#include <cstdio>
+#include <iostream>
+
+namespace ks::bench {
+namespace {
+
+std::string cc_text(int min_cc) {
+  return min_cc ? std::to_string(min_cc / 10) + "." + std::to_string(min_cc % 10) : "any";
+}
+
+// The entry the variant is declared in, linked from the README: "[03_coalesced.cu](gemm/03_coalesced.cu)".
+std::string step_link(const LadderPlace& place) {
+  const std::string& entry = place.entry.empty() ? place.file : place.entry;
+  return "[" + entry.substr(entry.find('/') + 1) + "](" + entry + ")";
+}
+
+std::string md_cell(std::string s) {
+  for (std::size_t at = 0; (at = s.find('|', at)) != std::string::npos; at += 2) s.replace(at, 1, "\\|");
+  return s;
+}
+
+std::string gemm_runs(const VariantInfo& i) {
+  if (i.anchor) return "the anchor";
+  return i.tuning ? "tuning: when --variants names it" : "default suite";
+}
+
+void list_gemm(bool md) {
+  if (md) {
+    std::cout << "| step | variant | what it is | min CC | runs |\n|---|---|---|---|---|\n";
+    for (const gemm::GemmVariant* v : gemm::registry().all())
+      std::cout << "| " << step_link(gemm::registry().place(*v)) << " | `" << v->info.name << "` | " << md_cell(v->info.summary) << " | "
+                << cc_text(v->info.min_cc) << " | " << gemm_runs(v->info) << " |\n";
+    return;
+  }
+  std::cout << "gemm variants (modes: device, pageable, pinned, graph, mapped):\n";
+  for (const gemm::GemmVariant* v : gemm::registry().all())
+    std::printf("  %-20s cc>=%-4s %s%s\n", v->info.name.c_str(), cc_text(v->info.min_cc).c_str(),
+                v->info.summary.c_str(), v->info.tuning ? " [tuning: runs when --variants names it]" : "");
+}
+
+std::string integral_text(const reduce::ReduceVariant& v) {
+  if (!v.integral) return "no";
+  std::string s;
+  for (reduce::DType t : v.integral_types) s += (s.empty() ? "" : ", ") + reduce::to_string(t);
+  return s;
+}
+
+void list_reduce(bool md) {
+  if (md) {
+    std::cout << "| step | variant | what it is | input | deterministic | integral | block sizes |\n"
+                 "|---|---|---|---|---|---|---|\n";
+    for (const reduce::ReduceVariant* v : reduce::registry().all())
+      std::cout << "| " << step_link(reduce::registry().place(*v)) << " | `" << v->info.name << "` | " << md_cell(v->info.summary) << " | "
+                << (v->input_on_host ? "pinned host" : "device") << " | " << (v->info.deterministic ? "yes" : "no")
+                << " | " << integral_text(*v) << " | " << v->block_sizes_text() << " |\n";
+    return;
+  }
+  std::cout << "reduce variants (types: int32, int64, float, double; ops: sum, sumsq):\n";
+  for (const reduce::ReduceVariant* v : reduce::registry().all()) {
+    std::string notes = v->input_on_host ? "host input" : "device input";
+    notes += v->info.deterministic ? ", deterministic" : ", non-deterministic";
+    if (v->integral) notes += ", integral";
+    std::printf("  %-16s cc>=%-4s %s [%s]\n", v->info.name.c_str(), cc_text(v->info.min_cc).c_str(),
+                v->info.summary.c_str(), notes.c_str());
+  }
+}
+
+}  // namespace
+
+int list_command(const std::string& family, const std::string& format) {
+  const bool md = format == "md";
+  if (family.empty() || family == "gemm") list_gemm(md);
+  if (family.empty() && md) std::cout << "\n";
+  if (family.empty() || family == "reduce") list_reduce(md);
+  return cli::kOk;
+}
+
+}  // namespace ks::bench

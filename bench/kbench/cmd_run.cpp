@@ -1,0 +1,181 @@
+// kbench run: check all input, open the device, measure the ceilings, run every row (Google Benchmark drives
+// them, one manual-time iteration each), write the results file and print the table.
+#include "bench/cli.hpp"
+#include "bench/kbench/commands.hpp"
+#include "bench/kbench/context.hpp"
+#include "bench/kbench/plan.hpp"
+#include "bench/kbench/results.hpp"
+#include "bench/kbench/rows.hpp"
+#include "bench/kbench/session.hpp"
+#include "bench/report.hpp"
+#include "common/random.hpp"
+
+#include <benchmark/benchmark.h>
+
+#include <cstdio>
+#include <cstdlib>
+#include <iostream>
+#include <optional>
+#include <regex>
+
+namespace ks::bench {
+namespace {
+
+// The --benchmark_* flags kbench takes: a filter over row names and a listing of the rows. Others (output,
+// format, repetitions, timing) would contradict kbench's own options and are refused.
+struct BenchmarkFlags {
+  std::optional<std::regex> filter;
+  bool list = false;
+};
+
+BenchmarkFlags parse_benchmark_flags(const std::vector<std::string>& flags) {
+  BenchmarkFlags out;
+  for (const std::string& f : flags) {
+    const auto eq = f.find('=');
+    const std::string name = f.substr(0, eq), value = eq == std::string::npos ? "" : f.substr(eq + 1);
+    if (name == "--benchmark_filter") {
+      if (value.empty()) throw std::invalid_argument("--benchmark_filter needs a value: --benchmark_filter=REGEX");
+      cli::check_pattern(value, "--benchmark_filter");
+      out.filter.emplace(value);
+    } else if (name == "--benchmark_list_tests") {
+      if (value != "" && value != "true" && value != "false")
+        throw std::invalid_argument("--benchmark_list_tests takes true or false, not '" + value + "'");
+      out.list = value != "false";
+    } else {
+      throw std::invalid_argument("kbench takes --benchmark_filter=REGEX and --benchmark_list_tests of Google "
+                                  "Benchmark's flags, not " + name + " (kbench run --help lists its own options)");
+    }
+  }
+  return out;
+}
+
+// Test hooks of the failure paths (tests/failures_gpu.sh), read and checked before any GPU work:
+//   KS_BENCH_RESERVE_GIB=N   hold N GiB of device memory first, as another job on a shared GPU would;
+//   KS_BENCH_FAULT=REGEX     rows whose name matches launch a kernel that traps (a sticky CUDA error) first.
+struct TestHooks {
+  double reserve_gib = 0;
+  std::optional<std::regex> fault;
+};
+
+TestHooks read_test_hooks() {
+  TestHooks h;
+  if (const char* gib = std::getenv("KS_BENCH_RESERVE_GIB")) {
+    char* end = nullptr;
+    h.reserve_gib = std::strtod(gib, &end);
+    if (!*gib || *end || !(h.reserve_gib >= 0) || h.reserve_gib > 1e6)
+      throw std::invalid_argument(std::string("KS_BENCH_RESERVE_GIB='") + gib + "' is not a number of GiB");
+  }
+  if (const char* f = std::getenv("KS_BENCH_FAULT")) {
+    cli::check_pattern(f, "KS_BENCH_FAULT");
+    h.fault.emplace(f);
+  }
+  return h;
+}
+
+class NullReporter : public benchmark::BenchmarkReporter {
+ public:
+  bool ReportContext(const Context&) override { return true; }
+  void ReportRuns(const std::vector<Run>&) override {}
+};
+
+// Registers the rows with Google Benchmark and runs them.
+void run_rows(Session& session, const std::vector<const Row*>& rows) {
+  for (const Row* row : rows) {
+    benchmark::RegisterBenchmark(row->name.c_str(), [&session, row](benchmark::State& st) {
+      session.run_row(*row);
+      const RowResult& r = session.results().back();
+      if (!r.ok()) {
+        st.SkipWithError(r.error.c_str());
+        for (auto _ : st) {
+        }
+        return;
+      }
+      for (auto _ : st) st.SetIterationTime(r.timing.median_ms / 1e3);
+    })->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
+  }
+  std::vector<char*> argv{const_cast<char*>("kbench")};
+  int argc = 1;
+  benchmark::Initialize(&argc, argv.data());
+  NullReporter quiet;
+  benchmark::RunSpecifiedBenchmarks(&quiet);
+  benchmark::Shutdown();
+}
+
+void print_ceilings(const Ceilings& c) {
+  std::fprintf(stderr,
+               "ceilings: device read %.0f GB/s, elementwise read+write %.0f GB/s, FP64 FMA %.1f TFLOP/s, "
+               "H2D pinned %.1f GB/s, pageable %.1f GB/s; host elementwise %.1f GB/s (1 thread), %.1f GB/s (OpenMP)\n",
+               c.device_read_bandwidth_gbs, c.device_bandwidth_gbs, c.fp64_fma_tflops, c.h2d_pinned_gbs,
+               c.h2d_pageable_gbs, c.host_single_thread_gbs, c.host_openmp_gbs);
+}
+
+void print_table(const RunOptions& o, const DeviceFacts& d, const std::vector<RowResult>& rows) {
+  if (o.format == "json") return;
+  if (o.format == "csv") {
+    std::cout << render_table(rows, TableFormat::Csv);
+    return;
+  }
+  std::cout << "GPU " << d.index << ": " << d.name << " (compute capability " << d.cc_major << "." << d.cc_minor << ", "
+            << d.sm_count << " SMs), driver " << format_version(d.driver_version) << ", runtime "
+            << format_version(d.runtime_version) << "\n\n"
+            << render_table(rows, o.format == "md" ? TableFormat::Markdown : TableFormat::Console);
+}
+
+}  // namespace
+
+int run_command(const RunOptions& o, const std::string& command_line, const std::function<void(const Session&)>& after) {
+  // Every input first: a bad one exits 2 before a device is opened.
+  const Plan plan = make_plan(o);
+  (void)choose_seed();  // a malformed KS_SEED
+  const TestHooks hooks = read_test_hooks();
+  const BenchmarkFlags flags = parse_benchmark_flags(o.benchmark_flags);
+  std::optional<ResultsFile> out;
+  if (!o.out.empty()) out.emplace(o.out);
+  std::vector<Row> all_rows = build_rows(plan);
+  std::vector<const Row*> rows;
+  for (const Row& r : all_rows)
+    if (!flags.filter || std::regex_search(r.name, *flags.filter)) rows.push_back(&r);
+  if (flags.list) {
+    for (const Row* r : rows) std::cout << r->name << "\n";
+    return cli::kOk;
+  }
+
+  require_device(o.device);
+  CUDA_CHECK(cudaSetDevice(o.device));
+  const DeviceFacts d = query_device(o.device);
+  std::size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  check_memory(plan, free_bytes, total_bytes);
+  DeviceBuffer<unsigned char> reserved(static_cast<std::size_t>(hooks.reserve_gib * (1ull << 30)));
+
+  Session session(o, plan, d);
+  session.fault = hooks.fault;
+  session.total = static_cast<int>(rows.size());
+  RunContext context = collect_context(d, session.nvml.read(), plan, command_line);  // before the GPU warms up
+  if (!o.skip_ceilings) {
+    session.ceilings = measure_ceilings(session.stream.get(), 10);
+    context.ceilings = session.ceilings;
+    if (o.format != "json" && o.format != "csv") print_ceilings(session.ceilings);
+  }
+  {
+    SignalGuard guard;
+    run_rows(session, rows);
+    if (const int sig = interrupting_signal()) context.interrupted = signal_name(sig);
+  }
+  context.stopped_early = session.stopped();
+  if (out) {
+    out->commit(context, session.results());
+    if (o.format != "json") std::fprintf(stderr, "results: %s\n", out->path().c_str());
+  }
+  if (o.format == "json") write_results(std::cout, context, session.results());
+  print_table(o, d, session.results());
+  if (after && (o.format == "console" || o.format == "md")) after(session);
+  if (!context.interrupted.empty()) {
+    std::fprintf(stderr, "kbench: interrupted by %s; the rows measured before it are kept\n", context.interrupted.c_str());
+    return 128 + interrupting_signal();
+  }
+  if (!session.stopped().empty()) std::fprintf(stderr, "kbench: stopped early: %s\n", session.stopped().c_str());
+  return session.failed() ? cli::kFailure : cli::kOk;
+}
+
+}  // namespace ks::bench

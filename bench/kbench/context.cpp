@@ -1,0 +1,137 @@
+#include "bench/kbench/context.hpp"
+
+#include "common/build_info.hpp"
+#include "common/cuda_check.hpp"
+
+#include <ctime>
+#include <fstream>
+
+namespace ks::gemm {
+extern const char* const kCublasConfig;  // gemm/00_cublas.cpp
+}
+
+namespace ks::bench {
+namespace {
+
+std::string host_cpu() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) return line.substr(line.find(':') + 2);
+  return "unknown";
+}
+
+std::string utc_now() {
+  const std::time_t now = std::time(nullptr);
+  std::tm tm{};
+  gmtime_r(&now, &tm);
+  char buf[32];
+  std::strftime(buf, sizeof buf, "%Y-%m-%dT%H:%M:%SZ", &tm);
+  return buf;
+}
+
+std::string cublas_version() {
+  int major = 0, minor = 0, patch = 0;
+  CUBLAS_CHECK(cublasGetProperty(MAJOR_VERSION, &major));
+  CUBLAS_CHECK(cublasGetProperty(MINOR_VERSION, &minor));
+  CUBLAS_CHECK(cublasGetProperty(PATCH_LEVEL, &patch));
+  return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+}
+
+void write_gpu(json::Writer& w, const DeviceFacts& d, const GpuState& g) {
+  w.begin_object("gpu")
+      .value("name", d.name)
+      .value("index", d.index)
+      .value("pci_bus_id", d.pci_bus_id)
+      .value("compute_capability", std::to_string(d.cc_major) + "." + std::to_string(d.cc_minor))
+      .value("sm_count", d.sm_count)
+      .value("sm_clock_peak_mhz", d.sm_clock_khz / 1000)
+      .value("memory_clock_peak_mhz", d.mem_clock_khz / 1000)
+      .value("theoretical_bandwidth_gbs", d.theoretical_bandwidth_gbs())
+      .value("l2_bytes", d.l2_bytes)
+      .value("global_memory_bytes", static_cast<std::uint64_t>(d.global_mem_bytes));
+  w.begin_object("at_start");
+  if (g.known) {
+    w.value("sm_clock_mhz", static_cast<int>(g.sm_clock_mhz))
+        .value("memory_clock_mhz", static_cast<int>(g.memory_clock_mhz))
+        .value("temperature_c", static_cast<int>(g.temperature_c))
+        .value("power_w", g.power_w)
+        .value("slowdown_reasons", slowdown_reasons(g.throttle_reasons));
+  } else {
+    w.value("unknown", g.why);
+  }
+  w.end_object().end_object();
+}
+
+void write_ceilings(json::Writer& w, const Ceilings& c) {
+  w.begin_object("ceilings")
+      .value("device_bandwidth_gbs", c.device_bandwidth_gbs)
+      .value("device_read_bandwidth_gbs", c.device_read_bandwidth_gbs)
+      .value("fp64_fma_tflops", c.fp64_fma_tflops)
+      .value("h2d_pinned_gbs", c.h2d_pinned_gbs)
+      .value("h2d_pageable_gbs", c.h2d_pageable_gbs)
+      .value("host_elementwise_single_thread_gbs", c.host_single_thread_gbs)
+      .value("host_elementwise_openmp_gbs", c.host_openmp_gbs)
+      .end_object();
+}
+
+void write_timing(json::Writer& w, const TimingOptions& t, const std::string& gemm_l2) {
+  w.begin_object("timing")
+      .value("method", "CUDA events around samples queued behind a blocking kernel; warm-up, then samples until "
+                       "stddev/median <= noise_target or time_budget_s is spent (at least min_repetitions); "
+                       "launches under batch_below_ms timed in batches; the row's time is the median per launch")
+      .value("warmup", t.warmup)
+      .value("min_repetitions", t.min_repetitions)
+      .value("noise_target", t.noise_target)
+      .value("time_budget_s", t.time_budget_s)
+      .value("batch_below_ms", t.batch_below_ms)
+      .value("gemm_l2", gemm_l2)
+      .value("reduce_l2", "cold")
+      .end_object();
+}
+
+}  // namespace
+
+RunContext collect_context(const DeviceFacts& d, const GpuState& at_start, const Plan& plan,
+                           const std::string& command_line) {
+  RunContext c;
+  c.date = utc_now();
+  c.command_line = command_line;
+  c.host_cpu = host_cpu();
+  c.gpu = d;
+  c.at_start = at_start;
+  c.cublas_version = cublas_version();
+  c.timing = plan.timing;
+  c.gemm_l2 = plan.gemm_cold ? "cold" : "warm";
+  return c;
+}
+
+void write_context(json::Writer& w, const RunContext& c) {
+  const ImageVerdict v = image_for_device(compiled_images(), c.gpu.cc_major, c.gpu.cc_minor);
+  w.begin_object("context")
+      .value("kbench_version", KS_VERSION)
+      .value("git_revision", KS_GIT_REVISION)
+      .value("build_type", KS_BUILD_TYPE)
+      .value("date", c.date)
+      .value("command_line", c.command_line)
+      .value("host_cpu", c.host_cpu);
+  write_gpu(w, c.gpu, c.at_start);
+  w.begin_object("software")
+      .value("cuda_driver", format_version(c.gpu.driver_version))
+      .value("cuda_runtime", format_version(c.gpu.runtime_version))
+      .value("cublas_version", c.cublas_version)
+      .value("cublas_config", gemm::kCublasConfig)
+      .end_object();
+  w.begin_object("binary")
+      .value("cuda_architectures", KS_CUDA_ARCHITECTURES_SETTING)
+      .value("images", KS_CUDA_ARCHS)
+      .value("image_for_gpu", v.text)
+      .end_object();
+  if (c.ceilings) write_ceilings(w, *c.ceilings);
+  write_timing(w, c.timing, c.gemm_l2);
+  if (!c.interrupted.empty()) w.value("interrupted", c.interrupted);
+  if (!c.stopped_early.empty()) w.value("stopped_early", c.stopped_early);
+  w.end_object();
+}
+
+}  // namespace ks::bench

@@ -1,0 +1,38 @@
+// kbench's options, as the command line gives them (bench/kbench/main.cpp declares them to CLI11).
+#pragma once
+
+#include <string>
+#include <vector>
+
+namespace ks::bench {
+
+struct RunOptions {
+  std::string suite = "all";
+  std::string variants = ".*";
+  std::string sizes;   // empty: the suite's defaults
+  std::string types;
+  std::string modes;
+  int block = 0;       // 0: each variant's own default
+  int repetitions = 10;         // the minimum of timed repetitions per row
+  int warmup = 2;
+  double noise_percent = 1.0;   // a row repeats until stddev / median is at most this ...
+  double time_budget_s = 0.5;   // ... or this much time is spent on it
+  std::string gemm_l2 = "warm"; // warm or cold for GEMM rows (reductions are always timed cold)
+  bool no_validate = false;
+  bool skip_ceilings = false;
+  std::string out;
+  std::string format = "console";
+  int device = 0;
+  std::vector<std::string> benchmark_flags;  // --benchmark_filter=..., --benchmark_list_tests
+  std::vector<std::string> given;            // the options given on the command line, e.g. "--mode"
+  bool given_option(const std::string& name) const;
+};
+
+struct ResourcesOptions {
+  int threads = 256;
+  std::string filter = ".*";
+  bool all = false;
+  std::string cuobjdump;
+};
+
+}  // namespace ks::bench

@@ -1,0 +1,162 @@
+#include "bench/kbench/plan.hpp"
+
+#include "bench/cli.hpp"
+
+#include <algorithm>
+#include <cstdio>
+#include <regex>
+#include <stdexcept>
+
+namespace ks::bench {
+
+bool RunOptions::given_option(const std::string& name) const {
+  return std::find(given.begin(), given.end(), name) != given.end();
+}
+
+namespace {
+
+std::string joined(const std::vector<std::string>& names) {
+  std::string s;
+  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
+// Tuning configurations (VariantInfo::tuning) run only when --variants is given (not the default pattern).
+template <class Variant>
+std::vector<const Variant*> select(const Registry<Variant>& reg, const std::regex& pattern, bool explicit_pattern) {
+  std::vector<const Variant*> out;
+  for (const Variant* v : reg.all()) {
+    if (v->info.tuning && !explicit_pattern) continue;
+    if (v->info.anchor || std::regex_match(v->info.name, pattern)) out.push_back(v);
+  }
+  return out;  // the anchor is step 00: first in every group, so every row has its ratio
+}
+
+// Options given with an empty value, and options that do not apply to the suite asked for.
+void check_given(const RunOptions& o, bool gemm, bool reductions) {
+  const std::pair<const char*, const std::string*> texts[] = {{"--sizes", &o.sizes},     {"--types", &o.types},
+                                                              {"--mode", &o.modes},      {"--out", &o.out},
+                                                              {"--variants", &o.variants}};
+  for (const auto& [name, value] : texts)
+    if (o.given_option(name) && value->empty())
+      throw std::invalid_argument(std::string(name) + " was given an empty value");
+  for (const char* name : {"--mode", "--l2"})
+    if (o.given_option(name) && !gemm)
+      throw std::invalid_argument(std::string(name) + " applies to GEMM rows only, and --suite " + o.suite + " has none");
+  for (const char* name : {"--types", "--block"})
+    if (o.given_option(name) && !reductions)
+      throw std::invalid_argument(std::string(name) + " applies to reduction and integral rows only, and --suite " +
+                                  o.suite + " has none");
+}
+
+void check_block(const Plan& p) {
+  if (!p.block) return;
+  std::vector<std::string> refused;
+  for (const reduce::ReduceVariant* v : p.reduce_variants)
+    if (!v->block_sizes.empty() && !v->takes_block(p.block))
+      refused.push_back(v->info.name + " takes " + v->block_sizes_text());
+  if (!refused.empty())
+    throw std::invalid_argument("--block " + std::to_string(p.block) + " does not suit every variant asked for: " +
+                                joined(refused));
+  const bool any = std::any_of(p.reduce_variants.begin(), p.reduce_variants.end(),
+                               [](const reduce::ReduceVariant* v) { return !v->block_sizes.empty(); });
+  if (!any) throw std::invalid_argument("--block: none of the variants asked for takes a block size");
+}
+
+TimingOptions timing_options(const RunOptions& o) {
+  TimingOptions t;
+  t.warmup = o.warmup;
+  t.min_repetitions = o.repetitions;
+  t.noise_target = o.noise_percent / 100.0;
+  t.time_budget_s = o.time_budget_s;
+  return t;
+}
+
+}  // namespace
+
+Plan make_plan(const RunOptions& o) {
+  Plan p;
+  const bool all = o.suite == "all";
+  p.gemm = all || o.suite == "gemm";
+  p.reduce = all || o.suite == "reduce";
+  p.integral = all || o.suite == "integral";
+  check_given(o, p.gemm, p.reduce || p.integral);
+  const bool defaults = o.sizes.empty();
+  const bool explicit_pattern = o.given_option("--variants");
+  cli::check_pattern(o.variants, "--variants");
+  const std::regex pattern(o.variants);
+  bool matched = false;
+  for (const std::string& n : gemm::registry().names()) matched |= p.gemm && std::regex_match(n, pattern);
+  for (const std::string& n : reduce::registry().names())
+    matched |= (p.reduce || p.integral) && std::regex_match(n, pattern);
+  if (!matched)
+    throw std::invalid_argument("--variants '" + o.variants + "' matches no variant of --suite " + o.suite +
+                                ". gemm: " + joined(gemm::registry().names()) + ". reduce: " +
+                                joined(reduce::registry().names()));
+  if (all && !defaults && o.sizes.find('x') != std::string::npos)
+    throw std::invalid_argument("--sizes: MxNxK sizes need --suite gemm");
+  std::vector<reduce::DType> types;
+  if (!o.types.empty())
+    for (const std::string& t : split_list(o.types)) types.push_back(reduce::parse_dtype(t));
+  if (p.gemm) {
+    p.gemm_variants = select(gemm::registry(), pattern, explicit_pattern);
+    p.gemm_sizes = parse_gemm_sizes(defaults ? "1024,2048,4096" : o.sizes);
+    p.modes = {gemm::Mode::Device};
+    if (!o.modes.empty()) {
+      p.modes.clear();
+      for (const std::string& m : split_list(o.modes)) p.modes.push_back(gemm::parse_mode(m));
+    } else if (defaults) {
+      p.extra_modes = {gemm::Mode::Pageable, gemm::Mode::Pinned, gemm::Mode::Graph, gemm::Mode::Mapped};
+    }
+    p.gemm_cold = o.gemm_l2 == "cold";
+  }
+  if (p.reduce || p.integral) p.reduce_variants = select(reduce::registry(), pattern, explicit_pattern);
+  if (p.reduce) {
+    p.reduce_counts = parse_counts(defaults ? "2^20,2^24,2^28" : o.sizes);
+    p.reduce_types = types.empty() ? std::vector<reduce::DType>{reduce::DType::I64, reduce::DType::F64} : types;
+  }
+  if (p.integral) {
+    p.integral_counts = parse_counts(defaults ? "100000000" : o.sizes);
+    p.integral_types = types.empty() ? std::vector<reduce::DType>{reduce::DType::F32, reduce::DType::F64} : types;
+  }
+  p.block = o.block;
+  check_block(p);
+  p.timing = timing_options(o);
+  return p;
+}
+
+int block_for(const reduce::ReduceVariant& v, const Plan& plan) {
+  if (v.block_sizes.empty()) return reduce::kDefaultBlock;
+  return plan.block ? plan.block : v.takes_block(reduce::kDefaultBlock) ? reduce::kDefaultBlock : v.block_sizes.front();
+}
+
+double gemm_bytes(const GemmSize& s) {
+  return 8.0 * (static_cast<double>(s.M) * s.K + static_cast<double>(s.K) * s.N + static_cast<double>(s.M) * s.N);
+}
+
+double reduce_bytes(std::size_t n, reduce::DType t) { return static_cast<double>(n) * reduce::size_of(t); }
+
+namespace {
+void require_memory(const std::string& what, double need_bytes, std::size_t free_bytes, std::size_t total_bytes) {
+  char buf[256];
+  if (need_bytes > 0.95 * static_cast<double>(total_bytes)) {
+    std::snprintf(buf, sizeof buf, "%s needs about %.2f GiB of device memory; this GPU has %.2f GiB", what.c_str(),
+                  need_bytes / (1 << 30), static_cast<double>(total_bytes) / (1 << 30));
+    throw std::invalid_argument(buf);
+  }
+  if (need_bytes > static_cast<double>(free_bytes))
+    std::fprintf(stderr, "kbench: %s needs about %.2f GiB of device memory, more than the %.2f GiB free now; its rows "
+                 "will fail if it cannot be allocated\n", what.c_str(), need_bytes / (1 << 30),
+                 static_cast<double>(free_bytes) / (1 << 30));
+}
+}  // namespace
+
+void check_memory(const Plan& plan, std::size_t free_bytes, std::size_t total_bytes) {
+  for (const GemmSize& s : plan.gemm_sizes) require_memory("GEMM " + s.str(), gemm_bytes(s), free_bytes, total_bytes);
+  for (std::size_t n : plan.reduce_counts)
+    for (reduce::DType t : plan.reduce_types)
+      require_memory("reduction of " + std::to_string(n) + " " + reduce::to_string(t), 2.2 * reduce_bytes(n, t),
+                     free_bytes, total_bytes);
+}
+
+}  // namespace ks::bench

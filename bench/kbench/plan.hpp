@@ -1,0 +1,44 @@
+// What `kbench run` is asked to do, parsed and checked without touching the GPU: every bad input is a
+// std::invalid_argument naming the option, raised before a device is opened.
+#pragma once
+
+#include "bench/kbench/options.hpp"
+#include "bench/parse.hpp"
+#include "common/timing.hpp"
+#include "gemm/gemm.hpp"
+#include "gemm/modes.hpp"
+#include "reduce/reduce.hpp"
+
+#include <cstddef>
+#include <vector>
+
+namespace ks::bench {
+
+struct Plan {
+  bool gemm = false, reduce = false, integral = false;
+  std::vector<GemmSize> gemm_sizes;
+  std::vector<gemm::Mode> modes, extra_modes;  // extra: only at the largest size (the default suite)
+  std::vector<std::size_t> reduce_counts, integral_counts;
+  std::vector<reduce::DType> reduce_types, integral_types;
+  std::vector<const gemm::GemmVariant*> gemm_variants;
+  std::vector<const reduce::ReduceVariant*> reduce_variants;
+  int block = 0;  // --block; 0: each variant's own default
+  bool gemm_cold = false;
+  TimingOptions timing;
+};
+
+Plan make_plan(const RunOptions& o);
+
+// The block size `v` runs with under `plan`.
+int block_for(const reduce::ReduceVariant& v, const Plan& plan);
+
+// Bytes of device memory one GEMM of size `s` holds (A, B and C), and one reduction of n elements of type t.
+double gemm_bytes(const GemmSize& s);
+double reduce_bytes(std::size_t n, reduce::DType t);
+
+// A size that can never fit the device (`total_bytes`) is a usage error; one that fits the device but not what
+// is free now (another job holds memory) is tried, with a warning: its rows fail alone if it cannot be
+// allocated.
+void check_memory(const Plan& plan, std::size_t free_bytes, std::size_t total_bytes);
+
+}  // namespace ks::bench

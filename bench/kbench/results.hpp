@@ -1,0 +1,36 @@
+// The results file (docs/results-schema.md): {"schema": "kbench-results", "schema_version": 2, "context": {...},
+// "benchmarks": [rows]}, every row carrying its axes and its rate with its unit as fields.
+#pragma once
+
+#include "bench/kbench/context.hpp"
+#include "bench/kbench/rows.hpp"
+
+#include <ostream>
+#include <string>
+#include <vector>
+
+namespace ks::bench {
+
+constexpr const char* kResultsSchema = "kbench-results";
+constexpr int kResultsSchemaVersion = 2;
+
+void write_results(std::ostream& os, const RunContext& c, const std::vector<RowResult>& rows);
+
+// --out: checked when constructed, before any GPU work (std::invalid_argument naming the path: a folder, a
+// folder that does not exist or cannot be written), by creating the temporary file beside the target that
+// commit() fills and renames into place, so a result file is either complete or absent.
+class ResultsFile {
+ public:
+  explicit ResultsFile(std::string path);
+  ~ResultsFile();
+  ResultsFile(const ResultsFile&) = delete;
+  ResultsFile& operator=(const ResultsFile&) = delete;
+  void commit(const RunContext& c, const std::vector<RowResult>& rows);
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_, tmp_;
+  int fd_ = -1;
+};
+
+}  // namespace ks::bench

@@ -1,0 +1,116 @@
+#include "bench/kbench/session.hpp"
+
+#include "common/cuda_check.hpp"
+
+#include <nvtx3/nvToolsExt.h>
+
+#include <csignal>
+#include <cstdio>
+
+namespace ks::bench {
+
+void trap_kernel_launch(cudaStream_t stream);  // bench/fault.cu
+
+namespace {
+
+volatile std::sig_atomic_t g_signal = 0;
+
+extern "C" void on_signal(int sig) {
+  g_signal = sig;
+  std::signal(sig, SIG_DFL);
+}
+
+struct NvtxRange {
+  explicit NvtxRange(const std::string& name) { nvtxRangePushA(name.c_str()); }
+  ~NvtxRange() { nvtxRangePop(); }
+};
+
+}  // namespace
+
+SignalGuard::SignalGuard() {
+  g_signal = 0;
+  std::signal(SIGINT, on_signal);
+  std::signal(SIGTERM, on_signal);
+}
+
+SignalGuard::~SignalGuard() {
+  std::signal(SIGINT, SIG_DFL);
+  std::signal(SIGTERM, SIG_DFL);
+}
+
+int interrupting_signal() { return g_signal; }
+const char* signal_name(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
+
+Session::Session(const RunOptions& o, const Plan& p, const DeviceFacts& d)
+    : opt(o), plan(p), device(d), flusher(d.index), nvml(d.pci_bus_id) {}
+
+TimingStats Session::time(const StreamWork& work, int max_repetitions) const {
+  TimingOptions t = plan.timing;
+  t.max_repetitions = std::max(1, std::min(t.max_repetitions, max_repetitions));
+  t.min_repetitions = std::min(t.min_repetitions, t.max_repetitions);
+  return time_on_stream(stream.get(), t, work);
+}
+
+void Session::report(RowResult& r, const TimingStats& t, const std::string& unit, double rate_numerator,
+                     double ceiling) {
+  r.status = "ok";
+  r.timing = t;
+  r.rate_unit = unit;
+  r.rate = rate_numerator / (t.median_ms / 1e3);
+  if (r.axes.anchor) anchor_ms_[r.axes.group] = t.median_ms;
+  const auto it = anchor_ms_.find(r.axes.group);
+  if (it != anchor_ms_.end()) r.vs_anchor = it->second / t.median_ms;
+  if (ceiling > 0) r.of_ceiling = r.rate / ceiling;
+}
+
+void Session::fail(RowResult& r, const std::string& why) {
+  failed_ = true;
+  r.status = "failed";
+  r.error = why;
+}
+
+void Session::skip(RowResult& r, const std::string& why) {
+  r.status = "skipped";
+  r.error = why;
+}
+
+void Session::measure(const Row& row, RowResult& r) {
+  NvtxRange range(row.name);
+  try {
+    if (fault && std::regex_search(row.name, *fault)) trap_kernel_launch(stream.get());
+    row.body(*this, r);
+  } catch (const CudaError& e) {
+    fail(r, e.what());
+    // The context is gone: every later CUDA call would fail. Keep what was measured and stop.
+    if (e.sticky()) stopped_ = std::string("an earlier row left a sticky CUDA error (") + e.what() + ")";
+  } catch (const std::exception& e) {
+    fail(r, e.what());
+  }
+}
+
+void Session::run_row(const Row& row) {
+  RowResult r;
+  r.name = row.name;
+  r.axes = row.axes;
+  ++started_;
+  if (opt.format != "json" && opt.format != "csv") std::fprintf(stderr, "[%d/%d] %s\n", started_, total, row.name.c_str());
+  if (const int sig = interrupting_signal()) {
+    r.error = std::string("not run: interrupted by ") + signal_name(sig);
+  } else if (!stopped_.empty()) {
+    r.error = "not run: " + stopped_;
+  } else {
+    const GpuState before = nvml.read();
+    measure(row, r);
+    if (stopped_.empty()) {
+      const GpuState after = nvml.read();
+      r.sm_clock_before_mhz = before.sm_clock_mhz;
+      r.sm_clock_after_mhz = after.sm_clock_mhz;
+      const Throttle t = throttle_between(before, after);
+      r.throttled = t.throttled;
+      r.throttle = t.why;
+    }
+  }
+  results_.push_back(std::move(r));
+}
+
+}  // namespace ks::bench

@@ -1,0 +1,195 @@
+#include "common/timing.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <optional>
+#include <stdexcept>
+
+namespace ks {
+
+TimingStats TimingStats::from_samples(std::vector<double> samples, double noise_target) {
+  if (samples.empty()) throw std::invalid_argument("TimingStats: no samples");
+  TimingStats s;
+  s.samples_ms = samples;
+  std::sort(samples.begin(), samples.end());
+  const std::size_t n = samples.size();
+  s.median_ms = n % 2 ? samples[n / 2] : 0.5 * (samples[n / 2 - 1] + samples[n / 2]);
+  s.min_ms = samples.front();
+  s.max_ms = samples.back();
+  double mean = 0;
+  for (double x : samples) mean += x;
+  mean /= static_cast<double>(n);
+  double var = 0;
+  for (double x : samples) var += (x - mean) * (x - mean);
+  s.stddev_ms = n > 1 ? std::sqrt(var / static_cast<double>(n - 1)) : 0.0;
+  s.noise = s.median_ms > 0 ? s.stddev_ms / s.median_ms : 0.0;
+  s.noise_met = s.noise <= noise_target;
+  return s;
+}
+
+L2Flusher::L2Flusher(int device) {
+  int l2 = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+  buffer_ = DeviceBuffer<unsigned char>(2 * static_cast<std::size_t>(std::max(l2, 1 << 20)));
+}
+
+void L2Flusher::flush(cudaStream_t stream) const {
+  CUDA_CHECK(cudaMemsetAsync(buffer_.data(), 0x5a, buffer_.bytes(), stream));
+}
+
+double EventTimer::elapsed_ms() const {
+  CUDA_CHECK(cudaEventSynchronize(stop_.get()));
+  float ms = 0;
+  CUDA_CHECK(cudaEventElapsedTime(&ms, start_.get(), stop_.get()));
+  return ms;
+}
+
+namespace {
+
+__device__ __forceinline__ unsigned long long global_ns() {
+  unsigned long long t;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  return t;
+}
+
+// Spins until the host sets flags[0], or until timeout_ns have passed (then flags[1] = 1).
+__global__ void blocking_kernel(volatile int* flags, unsigned long long timeout_ns) {
+  const unsigned long long start = global_ns();
+  while (flags[0] == 0) {
+    if (global_ns() - start > timeout_ns) {
+      flags[1] = 1;
+      return;
+    }
+  }
+}
+
+int l2_bytes_of_current_device() {
+  int device = 0, l2 = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+  return std::max(l2, 1 << 20);
+}
+
+// The samples of one timed region and when to stop taking them.
+struct Sampler {
+  const TimingOptions& opts;
+  std::vector<double> samples;
+  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
+
+  bool done() const {
+    if (static_cast<int>(samples.size()) >= opts.max_repetitions) return true;
+    if (static_cast<int>(samples.size()) < opts.min_repetitions) return false;
+    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    return spent >= opts.time_budget_s || TimingStats::from_samples(samples, opts.noise_target).noise_met;
+  }
+};
+
+}  // namespace
+
+StreamBlocker::StreamBlocker(double timeout_ms) : flags_(2), timeout_ms_(timeout_ms) {}
+
+void StreamBlocker::block(cudaStream_t stream) {
+  volatile int* f = flags_.data();
+  f[0] = 0;
+  f[1] = 0;
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  blocking_kernel<<<1, 1, 0, stream>>>(flags_.device_data(), static_cast<unsigned long long>(timeout_ms_ * 1e6));
+  CUDA_CHECK_LAUNCH();
+}
+
+void StreamBlocker::release() {
+  std::atomic_thread_fence(std::memory_order_seq_cst);
+  volatile int* f = flags_.data();
+  f[0] = 1;
+}
+
+bool StreamBlocker::timed_out() const {
+  const volatile int* f = flags_.data();
+  return f[1] != 0;
+}
+
+TimingStats time_on_stream(cudaStream_t stream, const TimingOptions& opts, const StreamWork& work) {
+  if (opts.min_repetitions < 1 || opts.max_repetitions < opts.min_repetitions)
+    throw std::invalid_argument("time_on_stream: need 1 <= min_repetitions <= max_repetitions");
+  const bool cold = static_cast<bool>(work.flush);
+  for (int i = 0; i < opts.warmup; ++i) {
+    if (cold) work.flush();
+    work.run(0);
+  }
+  CUDA_CHECK(cudaStreamSynchronize(stream));
+
+  EventTimer timer;
+  std::optional<StreamBlocker> blocker;
+  if (!work.blocks_host) blocker.emplace();
+  int batch = 1, copies = 1, next_copy = 0, timeouts = 0;
+  // One sample of `batch` launches; false when the blocking kernel timed out (the sample is not trusted).
+  auto sample = [&](double& per_launch_ms) {
+    if (cold && batch == 1) work.flush();
+    if (blocker) blocker->block(stream);
+    timer.start(stream);
+    for (int b = 0; b < batch; ++b) {
+      work.run(next_copy);
+      next_copy = (next_copy + 1) % copies;
+    }
+    timer.stop(stream);
+    if (blocker) blocker->release();
+    per_launch_ms = timer.elapsed_ms() / batch;
+    return !(blocker && blocker->timed_out());
+  };
+
+  Sampler s{opts, {}};
+  double first = 0;
+  for (int tries = 1; !sample(first); ++tries)
+    if (tries == 3) blocker.reset();  // the blocker keeps timing out: sample without it
+  s.samples.push_back(first);
+  if (blocker && first < opts.batch_below_ms) {
+    batch = static_cast<int>(std::clamp(std::ceil(opts.batch_ms / std::max(first, 1e-4)), 2.0,
+                                        static_cast<double>(std::max(2, opts.max_batch))));
+    if (cold) {  // a batch cannot flush between its launches: rotate over input copies instead, or do not batch
+      const double l2 = l2_bytes_of_current_device();
+      const int wanted = work.bytes_per_copy ? static_cast<int>(std::ceil(3 * l2 / work.bytes_per_copy)) : 0;
+      copies = work.make_copies && wanted > 1 ? work.make_copies(wanted) : 1;
+      if (copies < 2 || static_cast<double>(copies) * work.bytes_per_copy < 2 * l2) batch = copies = 1;
+    }
+    if (batch > 1) s.samples.clear();
+  }
+  s.start = std::chrono::steady_clock::now();
+  while (!s.done()) {
+    double t = 0;
+    if (sample(t)) {
+      s.samples.push_back(t);
+      continue;
+    }
+    // The blocker gave up before the sample was queued: smaller batches, and after repeated failures none.
+    s.samples.clear();
+    if (batch > 1) {
+      batch = std::max(1, batch / 2);
+      if (batch == 1) copies = 1;
+    } else if (++timeouts >= 3) {
+      blocker.reset();
+    }
+    next_copy = 0;
+  }
+  TimingStats stats = TimingStats::from_samples(std::move(s.samples), opts.noise_target);
+  stats.batch = batch;
+  stats.blocked = blocker.has_value();
+  stats.l2 = !cold ? "warm" : copies > 1 ? "rotate:" + std::to_string(copies) : "flush";
+  return stats;
+}
+
+TimingStats time_on_host(const TimingOptions& opts, const std::function<void()>& run) {
+  if (opts.min_repetitions < 1) throw std::invalid_argument("time_on_host: min_repetitions must be >= 1");
+  for (int i = 0; i < opts.warmup; ++i) run();
+  std::vector<double> samples;
+  samples.reserve(static_cast<std::size_t>(opts.min_repetitions));
+  for (int i = 0; i < opts.min_repetitions; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    run();
+    samples.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  return TimingStats::from_samples(std::move(samples), opts.noise_target);
+}
+
+}  // namespace ks

@@ -1,0 +1,85 @@
+// The dmma variant's tile-configuration rule (gemm/dmma_shapes.hpp); host code only.
+#include "gemm/dmma_shapes.hpp"
+
+#include <algorithm>
+
+namespace ks::gemm::dmma {
+
+namespace {
+long long tiles(int M, int N, int bm, int bn) {
+  return static_cast<long long>((M + bm - 1) / bm) * ((N + bn - 1) / bn);
+}
+}  // namespace
+
+std::string shape_name(int shape) {
+  const Shape& s = kShapes[shape];
+  return std::to_string(s.bm) + "x" + std::to_string(s.bn) + "x" + std::to_string(s.bk);
+}
+
+std::string variant_name(int shape) {
+  const Shape& s = kShapes[shape];
+  std::string v = "dmma_" + std::to_string(s.bm) + "x" + std::to_string(s.bn);
+  if (s.bk != 16) v += "_k" + std::to_string(s.bk);
+  return v;
+}
+
+int split_count(int M, int N, int K, int bm, int bn, int sm_count, int blocks_per_sm) {
+  const long long t = tiles(M, N, bm, bn);
+  if (t >= sm_count) return 1;
+  const long long one_per_sm = (sm_count + t - 1) / t;
+  const long long one_wave = static_cast<long long>(sm_count) * std::max(1, blocks_per_sm) / t;  // fills the slots
+  const long long want = std::max(one_per_sm, one_wave);
+  const long long deep_enough = std::max(1, K / kMinSplitDepth);
+  return static_cast<int>(std::min<long long>({want, deep_enough, kMaxSplits}));
+}
+
+int split_depth(int K, int splits) {
+  const int s = std::max(1, splits);
+  const int depth = (K + s - 1) / s;
+  return (depth + 15) / 16 * 16;
+}
+
+double score(int M, int N, int shape, const Target& t, bool wide_loads) {
+  const Shape& s = kShapes[shape];
+  const double speed = wide_loads ? s.speed_wide : s.speed_narrow;
+  const int blocks = t.blocks_per_sm[shape];
+  if (speed <= 0 || blocks <= 0) return 0;
+  const long long slots = static_cast<long long>(blocks) * t.sm_count;
+  const long long waves = (tiles(M, N, s.bm, s.bn) + slots - 1) / slots;
+  return speed * static_cast<double>(M) * N / (static_cast<double>(waves * slots) * s.bm * s.bn);
+}
+
+Config choose(int M, int N, int K, const Target& t, bool wide_loads) {
+  Config c;
+  c.instr = t.code_arch >= 90 ? Instr::K16 : Instr::K4;
+  c.shape = split_k_shape();  // the fallback when nothing else fits
+  double best = 0;
+  for (int s = 0; s < kShapeCount; ++s) {
+    const double v = score(M, N, s, t, wide_loads);
+    if (v > best) {
+      best = v;
+      c.shape = s;
+    }
+  }
+  const Shape& split = kShapes[split_k_shape()];
+  if (tiles(M, N, split.bm, split.bn) < t.sm_count) {
+    c.shape = split_k_shape();
+    c.splits = split_count(M, N, K, split.bm, split.bn, t.sm_count, t.blocks_per_sm[c.shape]);
+  }
+  return c;
+}
+
+std::string to_string(const Config& c) {
+  std::string s = shape_name(c.shape);
+  if (c.splits > 1) s += ", split-K " + std::to_string(c.splits);
+  s += c.instr == Instr::K16 ? ", m16n8k16" : ", m8n8k4";
+  return s;
+}
+
+std::string variant_for(const Config& c) {
+  for (const Extra& e : kExtras)
+    if (e.shape == c.shape && (e.splits != 1) == (c.splits > 1) && !e.k4) return variant_name(c.shape) + e.suffix;
+  return variant_name(c.shape);
+}
+
+}  // namespace ks::gemm::dmma

@@ -1,0 +1,116 @@
+// The FP64 tensor-core DGEMM's tile shapes (gemm/06_dmma.cu), in one table, and the rule that picks a
+// configuration per product. Host-only declarations, so the choice can be tested and printed without a GPU.
+//
+// Everything that depends on the shapes reads kShapes: the kernels' instantiations, the resident-block query,
+// the rule's candidates and its split-K shape, the tuning variants (dmma_128x128, ...), `kbench autotune`'s
+// printout and the tests. Adding a shape is adding one row.
+#pragma once
+
+#include <array>
+#include <string>
+
+namespace ks::gemm::dmma {
+
+// Which warp-level instruction does the multiply. K16: mma.sync.m16n8k16 f64 (sm_90: DMMA.16x8x16, full
+// rate). K4: mma.sync.m8n8k4 f64, eight of them per 16x8x16 step (sm_80/86; on sm_90 it runs at half rate).
+enum class Instr { K16, K4 };
+
+struct Shape {
+  int bm, bn, bk;        // block tile of C; depth of one pipeline stage (a multiple of 16)
+  int warps_m, warps_n;  // warps per block along M and N; each holds a (bm / warps_m) x (bn / warps_n) piece
+  int stages;            // k-tiles in flight in shared memory
+  // The rule's view of the shape: its full-GPU rate relative to the fastest shape with 16-byte copies, with
+  // 16-byte copies (wide) and with 8-byte ones (narrow), from `kbench autotune` on an H100 at 4096^3, 8192^3
+  // and 4095^3 (docs/gemm-notes.md, steps 7 and 11). 0: the rule does not pick this shape.
+  double speed_wide = 0, speed_narrow = 0;
+  bool split_k = false;  // the shape the rule splits K with when even its tiles leave SMs idle
+};
+
+inline constexpr Shape kShapes[] = {
+    {.bm = 128, .bn = 128, .bk = 16, .warps_m = 2, .warps_n = 4, .stages = 4},
+    {.bm = 128, .bn = 128, .bk = 32, .warps_m = 2, .warps_n = 4, .stages = 3, .speed_wide = 1.0, .speed_narrow = 0.95},
+    {.bm = 128, .bn = 64, .bk = 16, .warps_m = 2, .warps_n = 2, .stages = 4, .speed_wide = 0.95, .speed_narrow = 0.86},
+    {.bm = 64, .bn = 64, .bk = 16, .warps_m = 2, .warps_n = 2, .stages = 4, .speed_wide = 0.92, .speed_narrow = 0.80,
+     .split_k = true},
+};
+inline constexpr int kShapeCount = static_cast<int>(sizeof(kShapes) / sizeof(kShapes[0]));
+
+// The row of a bm x bn x bk shape; -1 when the table has none.
+constexpr int shape_index(int bm, int bn, int bk) {
+  for (int i = 0; i < kShapeCount; ++i)
+    if (kShapes[i].bm == bm && kShapes[i].bn == bn && kShapes[i].bk == bk) return i;
+  return -1;
+}
+constexpr int split_k_shape() {
+  for (int i = 0; i < kShapeCount; ++i)
+    if (kShapes[i].split_k) return i;
+  return -1;
+}
+static_assert(split_k_shape() >= 0, "one shape is the rule's split-K shape");
+
+// Dynamic shared memory of a block: `stages` k-tiles of A (bk rows of bm + 4 doubles) and B (bn rows of bk + 4).
+constexpr int smem_bytes(const Shape& s) { return s.stages * (s.bk * (s.bm + 4) + s.bn * (s.bk + 4)) * 8; }
+
+std::string shape_name(int shape);    // "128x128x32"
+std::string variant_name(int shape);  // the tuning variant of the shape alone: "dmma_128x128_k32"
+
+// Tuning variants besides one per shape: a shape with a fixed split-K or instruction.
+struct Extra {
+  const char* suffix;  // appended to the shape's variant name
+  int shape;
+  int splits;          // >= 1 as given; -1: the rule's split count for the shape, but at least 2
+  bool k4;             // mma.sync.m8n8k4 whatever the architecture
+  const char* summary;
+};
+inline constexpr Extra kExtras[] = {
+    {"_splitk", shape_index(64, 64, 16), -1, false, "dmma, 64x64x16 tiles, split-K (at least 2 splits where K allows)"},
+    {"_m8n8k4", shape_index(128, 128, 16), 1, true,
+     "dmma, 128x128x16 tiles on mma.sync.m8n8k4 (the sm_80/86 instruction)"},
+};
+
+struct Config {
+  int shape = 0;   // row of kShapes
+  int splits = 1;  // split-K: blocks along K, summed in a fixed order by a second kernel
+  Instr instr = Instr::K16;
+};
+
+// What the rule needs to know about the GPU.
+struct Target {
+  int sm_count = 0;
+  int code_arch = 0;  // the architecture the loaded kernel code was compiled for (e.g. 90, 86, 80)
+  // Resident blocks per SM of each shape (0: does not fit on this GPU), from the CUDA occupancy calculator.
+  std::array<int, kShapeCount> blocks_per_sm{};
+};
+
+// The tile configuration for an M x N x K product (the "dmma" variant's rule). Each shape with a speed is
+// scored as
+//     speed x (M N) / (waves x slots x tile area),  slots = SMs x resident blocks, waves = ceil(tiles / slots),
+// i.e. its full-GPU rate times the share of the launched tile slots that hold useful elements of C (wave
+// quantization and the padding of edge tiles); the highest score wins. `wide_loads`: 16-byte copies (lda and
+// ldb even, A and B 16-byte aligned). When even the split-K shape's tiles do not reach one block per SM, that
+// shape with split-K (split_count). The instruction is K16 where the code was compiled for sm_90, K4 otherwise.
+Config choose(int M, int N, int K, const Target& t, bool wide_loads = true);
+
+// The score above (0 for a shape the rule does not pick or that does not fit).
+double score(int M, int N, int shape, const Target& t, bool wide_loads);
+
+// Split count for split-K with bm x bn tiles, blocks_per_sm of them resident per SM: as many splits as fill
+// every resident slot in one wave (floor(sm_count x blocks_per_sm / tiles)), at least one block per SM
+// (ceil(sm_count / tiles)), capped so every split keeps at least kMinSplitDepth of K, and at most kMaxSplits.
+// 1 when the tiles already fill the GPU.
+int split_count(int M, int N, int K, int bm, int bn, int sm_count, int blocks_per_sm);
+constexpr int kMinSplitDepth = 256;
+constexpr int kMaxSplits = 16;
+
+// Depth of each split: ceil(K / splits) rounded up to the 16-deep k-tile; the last split takes the rest.
+int split_depth(int K, int splits);
+
+std::string to_string(const Config& c);
+
+// The registered tuning variant that runs `c` on its own (dmma_128x128, dmma_64x64_splitk, ...).
+std::string variant_for(const Config& c);
+
+// The current device's Target (needs a GPU; gemm/06_dmma.cu).
+Target current_target();
+
+}  // namespace ks::gemm::dmma

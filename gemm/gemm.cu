@@ -1,0 +1,61 @@
+// The DGEMM family's registry and entry point (gemm/gemm.hpp): argument checks and the BLAS rules that need
+// no product, applied once here for every variant.
+#include "gemm/kernel_common.cuh"
+
+#include <algorithm>
+#include <stdexcept>
+#include <string>
+
+namespace ks::gemm {
+
+GemmRegistry& registry() {
+  static GemmRegistry r("gemm");
+  return r;
+}
+
+void check_args(const GemmArgs& a) {
+  auto fail = [](const std::string& why) { throw std::invalid_argument("DGEMM arguments: " + why); };
+  const std::string dims = std::to_string(a.M) + ", " + std::to_string(a.N) + ", " + std::to_string(a.K);
+  if (a.M < 0 || a.N < 0 || a.K < 0) fail("M, N, K must be >= 0 (got " + dims + ")");
+  // The kernels index rows, columns and k in int and step past the last tile (i0 + BM, k0 + BK, ceil_div):
+  // dimensions within kDimMargin of INT_MAX would overflow there.
+  if (a.M > kMaxDim || a.N > kMaxDim || a.K > kMaxDim)
+    fail("M, N, K must be <= " + std::to_string(kMaxDim) + " (got " + dims + ")");
+  if (a.lda < std::max(1, a.M)) fail("lda (" + std::to_string(a.lda) + ") < max(1, M) (M = " + std::to_string(a.M) + ")");
+  if (a.ldb < std::max(1, a.K)) fail("ldb (" + std::to_string(a.ldb) + ") < max(1, K) (K = " + std::to_string(a.K) + ")");
+  if (a.ldc < std::max(1, a.M)) fail("ldc (" + std::to_string(a.ldc) + ") < max(1, M) (M = " + std::to_string(a.M) + ")");
+  const bool empty = a.M == 0 || a.N == 0;
+  const bool reads_ab = !empty && a.K > 0 && a.alpha != 0.0;
+  if (reads_ab && (!a.A || !a.B)) fail("null A or B");
+  if (!empty && !a.C) fail("null C");
+}
+
+namespace {
+
+// C = beta * C over the M x N valid elements; C is not read when beta == 0.
+__global__ void scale_c_kernel(GemmArgs a) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= a.M) return;
+  for (int j = blockIdx.y; j < a.N; j += gridDim.y) {
+    double* c = a.C + i + static_cast<size_t>(j) * a.ldc;
+    *c = a.beta == 0.0 ? 0.0 : a.beta * *c;
+  }
+}
+
+}  // namespace
+
+void run(const GemmVariant& v, const GemmArgs& a, ExecContext& ctx) {
+  check_args(a);
+  if (a.M == 0 || a.N == 0) return;
+  ctx.begin_launch();
+  if (a.alpha == 0.0 || a.K == 0) {
+    if (a.beta == 1.0) return;
+    const dim3 grid(ceil_div(a.M, 256), std::min(a.N, 65535));
+    scale_c_kernel<<<grid, 256, 0, ctx.stream()>>>(a);
+    CUDA_CHECK_LAUNCH();
+    return;
+  }
+  v.launch(a, ctx);
+}
+
+}  // namespace ks::gemm

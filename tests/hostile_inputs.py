@@ -1,0 +1,176 @@
+#!/usr/bin/env python3
+"""Hostile input to every program of the suite: each case must end with its exact exit code (2 bad input,
+1 runtime failure such as a write error), explain itself in one line on stderr (CLI11 may add "Run with --help
+for usage."), never show a Python traceback, and never run a command smuggled into an argument. None of the
+cases needs a GPU: input is checked before a device is opened. Prints the table of cases and outcomes.
+
+usage: hostile_inputs.py KBENCH CHECK_CC PYTHON SOURCE_DIR WORK_DIR
+"""
+import json
+import os
+import subprocess
+import sys
+
+
+def write(path, text):
+    with open(path, "w") as f:
+        f.write(text)
+    return path
+
+
+def files(work):
+    """Damaged and foreign result files."""
+    ok_legacy = {"context": {"git_revision": "x", "cuda_architectures": "90", "gpu_name": "G"},
+                 "benchmarks": [{"name": "gemm/cublas/device/64x64x64/iterations:1/manual_time", "real_time": 1.0,
+                                 "time_unit": "ms", "TFLOP/s": 1.0}]}
+    f = {}
+    f["foreign"] = write(f"{work}/foreign.json", json.dumps({"context": {"date": "x", "host_name": "h"},
+        "benchmarks": [{"name": "BM_x", "real_time": 1500000, "time_unit": "ns"}]}))
+    f["array"] = write(f"{work}/array.json", "[1, 2, 3]")
+    row = dict(ok_legacy["benchmarks"][0])
+    del row["real_time"]
+    f["no_real_time"] = write(f"{work}/no_real_time.json", json.dumps(dict(ok_legacy, benchmarks=[row])))
+    f["name_not_string"] = write(f"{work}/name.json", json.dumps(dict(ok_legacy, benchmarks=[dict(row, name=7)])))
+    f["nan"] = write(f"{work}/nan.json", json.dumps(ok_legacy).replace('"TFLOP/s": 1.0', '"TFLOP/s": NaN'))
+    good = write(f"{work}/good.json", json.dumps(ok_legacy))
+    f["good"] = good
+    f["truncated"] = write(f"{work}/truncated.json", json.dumps(ok_legacy)[:60])
+    f["existing_file"] = write(f"{work}/not_a_folder", "x")
+    os.makedirs(f"{work}/a_folder", exist_ok=True)
+    f["folder"] = f"{work}/a_folder"
+    return f
+
+
+def cases(kbench, check_cc, python, src, work):
+    f = files(work)
+    compare = [python, f"{src}/bench/compare.py"]
+    summarize = [python, f"{src}/bench/summarize.py"]
+    long_pattern = "a" * 100000
+    deep = "(" * 20 + "a" + ")" * 20
+    pwned = f"{work}/pwned"
+    inject = f"x'; touch {pwned}; echo '"
+    C = []  # (what, argv, env, expected exit)
+    add = lambda what, argv, code, env=None, stdout=None: C.append((what, argv, env or {}, code, stdout))
+    add("unknown flag", [kbench, "run", "--bogus"], 2)
+    add("unknown suite", [kbench, "run", "--suite", "fft"], 2)
+    add("variants matching nothing", [kbench, "run", "--variants", "nope"], 2)
+    add("invalid regex", [kbench, "run", "--variants", "("], 2)
+    add("100,000-character --variants", [kbench, "run", "--variants", long_pattern], 2)
+    add("--variants nested 20 deep", [kbench, "run", "--variants", deep], 2)
+    add("empty --variants", [kbench, "run", "--variants", ""], 2)
+    add("size 0", [kbench, "run", "--sizes", "0"], 2)
+    add("negative size", [kbench, "run", "--suite", "reduce", "--sizes", "-5"], 2)
+    add("2^64 elements", [kbench, "run", "--suite", "reduce", "--sizes", "2^64"], 2)
+    add("malformed triple", [kbench, "run", "--suite", "gemm", "--sizes", "12x3"], 2)
+    add("triple without --suite gemm", [kbench, "run", "--sizes", "64x64x64"], 2)
+    add("empty --sizes", [kbench, "run", "--sizes", ""], 2)
+    add("empty --types", [kbench, "run", "--types", ""], 2)
+    add("empty --mode", [kbench, "run", "--mode", ""], 2)
+    add("empty --out", [kbench, "run", "--out", ""], 2)
+    add("unknown type", [kbench, "run", "--types", "int16"], 2)
+    add("unknown mode", [kbench, "run", "--suite", "gemm", "--mode", "zero-copy"], 2)
+    add("--mode with --suite reduce", [kbench, "run", "--suite", "reduce", "--mode", "pinned"], 2)
+    add("--types with --suite gemm", [kbench, "run", "--suite", "gemm", "--types", "int32"], 2)
+    add("--block with --suite gemm", [kbench, "run", "--suite", "gemm", "--block", "128"], 2)
+    add("--block 96", [kbench, "run", "--suite", "reduce", "--block", "96"], 2)
+    add("--repetitions 1.5", [kbench, "run", "--repetitions", "1.5"], 2)
+    add("--repetitions 0", [kbench, "run", "--repetitions", "0"], 2)
+    add("--device -1", [kbench, "run", "--device", "-1"], 2)
+    add("--noise -3", [kbench, "run", "--noise", "-3"], 2)
+    add("--time-budget abc", [kbench, "run", "--time-budget", "abc"], 2)
+    add("--out in a missing folder", [kbench, "run", "--out", f"{work}/no/such/folder/r.json"], 2)
+    add("--out naming a folder", [kbench, "run", "--out", f["folder"]], 2)
+    add("--benchmark_out", [kbench, "run", "--benchmark_out=x.json"], 2)
+    add("--benchmark_repetitions", [kbench, "run", "--benchmark_repetitions=3"], 2)
+    add("invalid --benchmark_filter", [kbench, "run", "--benchmark_filter=("], 2)
+    add("KS_SEED=abc", [kbench, "run"], 2, {"KS_SEED": "abc"})
+    add("KS_SEED=-1", [kbench, "run"], 2, {"KS_SEED": "-1"})
+    add("KS_SEED=2^64", [kbench, "run"], 2, {"KS_SEED": "18446744073709551616"})
+    add("KS_BENCH_FAULT=(", [kbench, "run"], 2, {"KS_BENCH_FAULT": "("})
+    add("no subcommand", [kbench], 2)
+    add("autotune --sizes 0", [kbench, "autotune", "--sizes", "0"], 2)
+    add("autotune --variants", [kbench, "autotune", "--variants", "naive"], 2)
+    add("list fft", [kbench, "list", "fft"], 2)
+    add("resources --filter (", [kbench, "resources", "--filter", "("], 2)
+    add("100,000-character --filter", [kbench, "resources", "--filter", long_pattern], 2)
+    add("resources --threads 0", [kbench, "resources", "--threads", "0"], 2)
+    add("missing --cuobjdump", [kbench, "resources", "--cuobjdump", "/nonexistent/cuobjdump"], 2)
+    add("shell injection in --cuobjdump", [kbench, "resources", "--cuobjdump", inject], 2)
+    add("compare a missing file", [kbench, "compare", f"{work}/missing.json"], 2)
+    add("compare another tool's file", compare + [f["foreign"]], 2)
+    add("compare a JSON array", compare + [f["array"]], 2)
+    add("compare a row without real_time", compare + [f["no_real_time"]], 2)
+    add("compare a non-string name", compare + [f["name_not_string"]], 2)
+    add("compare NaN", compare + [f["nan"]], 2)
+    add("compare a truncated file", compare + [f["truncated"]], 2)
+    add("compare --plots onto a file", compare + [f["good"], "--plots", f["existing_file"]], 2)
+    add("compare with no file", compare, 2)
+    add("summarize with no argument", summarize, 2)
+    add("summarize a truncated file", summarize + [f["truncated"]], 2)
+    add("summarize another tool's file", summarize + [f["foreign"]], 2)
+    add("check_cc unknown flag", [check_cc, "--bogus"], 2)
+    add("check_cc --all --device 1", [check_cc, "--all", "--device", "1"], 2)
+    add("check_cc --device -1", [check_cc, "--device", "-1"], 2)
+    add("kbench list > /dev/full", [kbench, "list"], 1, stdout="/dev/full")
+    add("kbench --version > /dev/full", [kbench, "--version"], 1, stdout="/dev/full")
+    add("check_cc --version > /dev/full", [check_cc, "--version"], 1, stdout="/dev/full")
+    add("compare into a closed pipe", compare + [f["good"]], 1, stdout="closed-pipe")
+    add("summarize > /dev/full", summarize + [f["good"]], 1, stdout="/dev/full")
+    return C, pwned
+
+
+def run_case(argv, env, stdout):
+    full_env = dict(os.environ, **env)
+    read_end = None
+    if stdout == "/dev/full":
+        out = open("/dev/full", "w")
+    elif stdout == "closed-pipe":
+        read_end, write_end = os.pipe()
+        os.close(read_end)
+        out = write_end
+    else:
+        out = subprocess.PIPE
+    try:
+        r = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.PIPE, env=full_env,
+                           timeout=120, text=True, errors="replace")
+    finally:
+        if stdout == "/dev/full":
+            out.close()
+        elif stdout == "closed-pipe":
+            os.close(out)
+    return r.returncode, r.stderr
+
+
+def main(argv):
+    if len(argv) != 5:
+        sys.exit(__doc__)
+    kbench, check_cc, python, src, work = argv
+    os.makedirs(work, exist_ok=True)
+    all_cases, pwned = cases(kbench, check_cc, python, src, work)
+    if os.path.exists(pwned):
+        os.remove(pwned)
+    failed = 0
+    print(f"{len(all_cases)} hostile inputs\n\n| input | exit | message |\n|---|---:|---|")
+    for what, args, env, code, stdout in all_cases:
+        rc, err = run_case(args, env, stdout)
+        lines = [l for l in err.splitlines() if l.strip() and l != "Run with --help for usage."]
+        message = lines[0] if lines else ""
+        problems = []
+        if rc != code:
+            problems.append(f"exit {rc}, want {code}")
+        if len(lines) != 1:
+            problems.append(f"{len(lines)} lines on stderr, want 1")
+        if "Traceback" in err:
+            problems.append("a Python traceback")
+        shown = message if len(message) < 160 else message[:157] + "..."
+        print(f"| {what} | {rc} | {shown.replace('|', '/')} |" + ("  FAILED: " + "; ".join(problems) if problems else ""))
+        failed += bool(problems)
+    if os.path.exists(pwned):
+        print(f"FAILED: the shell injection created {pwned}")
+        failed += 1
+    print(f"\n{len(all_cases) - failed} of {len(all_cases)} as expected")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv[1:]))
