@@ -4,7 +4,7 @@ include(CMakePackageConfigHelpers)
 set(ks_cmake_dir "${CMAKE_INSTALL_LIBDIR}/cmake/cuda_kernel_suite")
 
 install(TARGETS kbench check_cc RUNTIME DESTINATION "${CMAKE_INSTALL_BINDIR}")
-install(FILES bench/compare.py bench/summarize.py bench/kresults.py DESTINATION "${CMAKE_INSTALL_DATADIR}/cuda_kernel_suite")
+install(FILES bench/compare.py bench/summarize.py bench/spread.py bench/kresults.py DESTINATION "${CMAKE_INSTALL_DATADIR}/cuda_kernel_suite")
 foreach(dir common gemm reduce)
   install(DIRECTORY "${dir}/" DESTINATION "${CMAKE_INSTALL_INCLUDEDIR}/cuda_kernel_suite/${dir}"
           FILES_MATCHING PATTERN "*.hpp" PATTERN "[0-9][0-9]_*" EXCLUDE)

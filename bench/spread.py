@@ -1,0 +1,49 @@
+#!/usr/bin/env python3
+"""How much a row's ratio to its anchor moves between runs: for every row present in all the given result files
+(separate processes, say), its vs_anchor in each, and their median, min, max and spread ((max - min) / median).
+
+usage: spread.py [--rows REGEX] RESULTS.json RESULTS.json ...
+Reads both result schemas (bench/kresults.py). Exit 0, 2 on bad input, 1 on a write error.
+"""
+import argparse
+import re
+import statistics
+import sys
+
+from kresults import ResultsError, load, run_tool
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):
+        print(f"{self.prog}: {message} (usage: spread.py [--rows REGEX] A.json B.json ...)", file=sys.stderr)
+        sys.exit(2)
+
+
+def main(argv):
+    p = Parser(prog="spread.py", description=__doc__.splitlines()[0])
+    p.add_argument("files", nargs="+")
+    p.add_argument("--rows", default=".", help="regular expression over row names")
+    args = p.parse_args(argv)
+    try:
+        pattern = re.compile(args.rows)
+    except re.error as e:
+        raise ResultsError(f"--rows {args.rows!r}: {e}") from None
+    runs = [load(f) for f in args.files]
+    names = [r.name for r in runs[0].rows if pattern.search(r.name) and not r.anchor]
+    print(f"{len(runs)} runs\n\n| row | median vs anchor | min | max | spread |\n|---|---:|---:|---:|---:|")
+    for name in names:
+        ratios = []
+        for run in runs:
+            row = next((r for r in run.rows if r.name == name), None)
+            if row is None or not row.ok or row.vs_anchor is None:
+                break
+            ratios.append(row.vs_anchor)
+        if len(ratios) != len(runs):
+            continue
+        med = statistics.median(ratios)
+        print(f"| {name} | {med:.3f} | {min(ratios):.3f} | {max(ratios):.3f} | {100 * (max(ratios) - min(ratios)) / med:.1f}% |")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(run_tool(main, sys.argv[1:]))
