@@ -122,7 +122,7 @@ TimingStats time_on_stream(cudaStream_t stream, const TimingOptions& opts, const
 
   EventTimer timer;
   std::optional<StreamBlocker> blocker;
-  if (!work.blocks_host) blocker.emplace();
+  if (opts.blocking && !work.blocks_host) blocker.emplace();
   int batch = 1, copies = 1, next_copy = 0, timeouts = 0;
   // One sample of `batch` launches; false when the blocking kernel timed out (the sample is not trusted).
   auto sample = [&](double& per_launch_ms) {

@@ -47,6 +47,7 @@ struct TimingOptions {
   double batch_below_ms = 0.05; // launches shorter than this are timed in batches ...
   double batch_ms = 1.0;        // ... of about this long ...
   int max_batch = 256;          // ... and at most this many launches
+  bool blocking = true;         // false: no blocking kernel and no batches, one launch per sample
 };
 
 // Evicts the L2 cache by writing a device buffer twice the L2's size, so memory-bound work reads its inputs

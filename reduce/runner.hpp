@@ -52,9 +52,9 @@ class ReduceRunner {
   void run(int copy = 0);   // enqueues the variant on device input copy `copy` (see ReduceData)
   Value result();           // waits and reads the result
   ReduceCheck check();      // result() against the reference
-  // What the timing engine times: this runner's launches, cold L2 (flushed with `flusher`, or input copies
-  // rotated in batches).
-  StreamWork work(const L2Flusher& flusher);
+  // What the timing engine times: this runner's launches; cold L2 when `flusher` is given (flushed before each
+  // sample, or input copies rotated in batches), warm otherwise.
+  StreamWork work(const L2Flusher* flusher);
  private:
   const ReduceVariant& v_;
   ReduceData& data_;

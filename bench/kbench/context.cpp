@@ -75,7 +75,7 @@ void write_ceilings(json::Writer& w, const Ceilings& c) {
       .end_object();
 }
 
-void write_timing(json::Writer& w, const TimingOptions& t, const std::string& gemm_l2) {
+void write_timing(json::Writer& w, const TimingOptions& t, const std::string& gemm_l2, const std::string& reduce_l2) {
   w.begin_object("timing")
       .value("method", "CUDA events around samples queued behind a blocking kernel; warm-up, then samples until "
                        "stddev/median <= noise_target or time_budget_s is spent (at least min_repetitions); "
@@ -85,8 +85,9 @@ void write_timing(json::Writer& w, const TimingOptions& t, const std::string& ge
       .value("noise_target", t.noise_target)
       .value("time_budget_s", t.time_budget_s)
       .value("batch_below_ms", t.batch_below_ms)
+      .value("blocking", t.blocking)
       .value("gemm_l2", gemm_l2)
-      .value("reduce_l2", "cold")
+      .value("reduce_l2", reduce_l2)
       .end_object();
 }
 
@@ -103,6 +104,7 @@ RunContext collect_context(const DeviceFacts& d, const GpuState& at_start, const
   c.cublas_version = cublas_version();
   c.timing = plan.timing;
   c.gemm_l2 = plan.gemm_cold ? "cold" : "warm";
+  c.reduce_l2 = plan.reduce_cold ? "cold" : "warm";
   return c;
 }
 
@@ -128,7 +130,7 @@ void write_context(json::Writer& w, const RunContext& c) {
       .value("image_for_gpu", v.text)
       .end_object();
   if (c.ceilings) write_ceilings(w, *c.ceilings);
-  write_timing(w, c.timing, c.gemm_l2);
+  write_timing(w, c.timing, c.gemm_l2, c.reduce_l2);
   if (!c.interrupted.empty()) w.value("interrupted", c.interrupted);
   if (!c.stopped_early.empty()) w.value("stopped_early", c.stopped_early);
   w.end_object();

@@ -33,6 +33,8 @@ void add_timing_options(CLI::App* cmd, RunOptions& o) {
   cmd->add_option("--sizes", o.sizes, "GEMM: 1024,2048 or MxNxK; reductions/integral: counts like 1000, 2^24, 16M");
   cmd->add_option("--out", o.out, "Write the results (JSON with the run's context) to this file");
   cmd->add_option("--device", o.device, "CUDA device index (default 0)")->check(cli::whole_number(0, 1023));
+  cmd->add_flag("--no-blocking", o.no_blocking,
+                "One launch per sample, without the blocking kernel in front and without batches");
 }
 
 void add_run_options(CLI::App* cmd, RunOptions& o) {
@@ -41,7 +43,7 @@ void add_run_options(CLI::App* cmd, RunOptions& o) {
   cmd->add_option("--variants", o.variants, "Regular expression over variant names (the anchor always runs)");
   cmd->add_option("--types", o.types, "Reduction types: int32,int64,float,double (default int64,double)");
   cmd->add_option("--mode", o.modes, "GEMM launch modes: device,pageable,pinned,graph,mapped (default device)");
-  cmd->add_option("--l2", o.gemm_l2, "GEMM rows with a warm (default) or cold L2; reductions are always cold")
+  cmd->add_option("--l2", o.l2, "warm or cold L2 for every row (default: GEMM warm, reductions cold)")
       ->check(CLI::IsMember({"warm", "cold"}));
   cmd->add_option("--block", o.block, "Threads per block for the reductions that take one")
       ->check(cli::whole_number(1, 1024));

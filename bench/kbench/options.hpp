@@ -17,7 +17,8 @@ struct RunOptions {
   int warmup = 2;
   double noise_percent = 1.0;   // a row repeats until stddev / median is at most this ...
   double time_budget_s = 0.5;   // ... or this much time is spent on it
-  std::string gemm_l2 = "warm"; // warm or cold for GEMM rows (reductions are always timed cold)
+  std::string l2;               // warm or cold; empty: GEMM warm, reductions cold
+  bool no_blocking = false;     // one launch per sample, no blocking kernel, no batches
   bool no_validate = false;
   bool skip_ceilings = false;
   std::string out;

@@ -40,7 +40,7 @@ void check_given(const RunOptions& o, bool gemm, bool reductions) {
   for (const auto& [name, value] : texts)
     if (o.given_option(name) && value->empty())
       throw std::invalid_argument(std::string(name) + " was given an empty value");
-  for (const char* name : {"--mode", "--l2"})
+  for (const char* name : {"--mode"})
     if (o.given_option(name) && !gemm)
       throw std::invalid_argument(std::string(name) + " applies to GEMM rows only, and --suite " + o.suite + " has none");
   for (const char* name : {"--types", "--block"})
@@ -69,6 +69,7 @@ TimingOptions timing_options(const RunOptions& o) {
   t.min_repetitions = o.repetitions;
   t.noise_target = o.noise_percent / 100.0;
   t.time_budget_s = o.time_budget_s;
+  t.blocking = !o.no_blocking;
   return t;
 }
 
@@ -108,8 +109,9 @@ Plan make_plan(const RunOptions& o) {
     } else if (defaults) {
       p.extra_modes = {gemm::Mode::Pageable, gemm::Mode::Pinned, gemm::Mode::Graph, gemm::Mode::Mapped};
     }
-    p.gemm_cold = o.gemm_l2 == "cold";
   }
+  p.gemm_cold = o.l2 == "cold";
+  p.reduce_cold = o.l2 != "warm";
   if (p.reduce || p.integral) p.reduce_variants = select(reduce::registry(), pattern, explicit_pattern);
   if (p.reduce) {
     p.reduce_counts = parse_counts(defaults ? "2^20,2^24,2^28" : o.sizes);

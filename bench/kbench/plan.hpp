@@ -23,7 +23,7 @@ struct Plan {
   std::vector<const gemm::GemmVariant*> gemm_variants;
   std::vector<const reduce::ReduceVariant*> reduce_variants;
   int block = 0;  // --block; 0: each variant's own default
-  bool gemm_cold = false;
+  bool gemm_cold = false, reduce_cold = true;
   TimingOptions timing;
 };
 

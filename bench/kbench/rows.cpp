@@ -122,7 +122,8 @@ Row reduce_row(const reduce::ReduceVariant* v, reduce::DType t, std::size_t n, i
     LazyInput<reduce::ReduceData>::Use use(*input);
     reduce::ReduceData& data = use.get();
     reduce::ReduceRunner runner(*v, data, block, s.ctx);
-    const auto t = s.checked_timing(r, runner, [&] { return runner.check(); }, runner.work(s.flusher));
+    const auto t = s.checked_timing(r, runner, [&] { return runner.check(); },
+                                    runner.work(s.plan.reduce_cold ? &s.flusher : nullptr));
     if (!t) return;
     s.report(r, *t, "GB/s", static_cast<double>(data.bytes()) / 1e9,
              v->input_on_host ? s.ceilings.h2d_pinned_gbs : s.ceilings.device_read_bandwidth_gbs);
