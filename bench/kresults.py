@@ -114,7 +114,7 @@ def _row_v2(b, path):
     fields = {k: b[k] for k in Row.AXES + ("anchor", "status", "error", "rate_unit", "throttled") if k in b}
     extra_keys = set(b) - set(Row.AXES) - {"name", "anchor", "status", "error", "real_time", "time_unit", "median_ms",
                                            "min_ms", "max_ms", "stddev_ms", "noise", "noise_met", "repetitions",
-                                           "batch", "blocked", "l2", "rate", "rate_unit", "vs_anchor", "of_ceiling",
+                                           "batch", "graph", "blocked", "l2", "rate", "rate_unit", "vs_anchor", "of_ceiling",
                                            "sm_clock_before_mhz", "sm_clock_after_mhz", "throttled", "throttle"}
     if fields.get("status", "ok") == "ok":
         if b.get("time_unit", "ms") != "ms":

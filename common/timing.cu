@@ -86,6 +86,32 @@ struct Sampler {
   }
 };
 
+// `batch` launches of `work`, rotating over `copies` inputs, captured into one graph; an empty GraphExec where the
+// work cannot be captured (it then runs as stream launches).
+GraphExec capture_batch(cudaStream_t stream, const StreamWork& work, int batch, int copies) {
+  cudaGraph_t g = nullptr;
+  if (cudaStreamBeginCapture(stream, cudaStreamCaptureModeThreadLocal) != cudaSuccess) {
+    (void)cudaGetLastError();
+    return {};
+  }
+  bool captured = true;
+  try {
+    for (int b = 0; b < batch; ++b) work.run(b % copies);
+  } catch (const CudaError&) {
+    captured = false;
+  }
+  captured = cudaStreamEndCapture(stream, &g) == cudaSuccess && captured && g;
+  (void)cudaGetLastError();
+  Graph owned(g);
+  if (!captured) return {};
+  try {
+    return GraphExec(owned);
+  } catch (const CudaError&) {
+    (void)cudaGetLastError();
+    return {};
+  }
+}
+
 }  // namespace
 
 StreamBlocker::StreamBlocker(double timeout_ms) : flags_(2), timeout_ms_(timeout_ms) {}
@@ -124,14 +150,19 @@ TimingStats time_on_stream(cudaStream_t stream, const TimingOptions& opts, const
   std::optional<StreamBlocker> blocker;
   if (opts.blocking && !work.blocks_host) blocker.emplace();
   int batch = 1, copies = 1, next_copy = 0, timeouts = 0;
+  GraphExec graph;  // the batch as one graph, once captured
   // One sample of `batch` launches; false when the blocking kernel timed out (the sample is not trusted).
   auto sample = [&](double& per_launch_ms) {
     if (cold && batch == 1) work.flush();
     if (blocker) blocker->block(stream);
     timer.start(stream);
-    for (int b = 0; b < batch; ++b) {
-      work.run(next_copy);
-      next_copy = (next_copy + 1) % copies;
+    if (graph) {
+      graph.launch(stream);
+    } else {
+      for (int b = 0; b < batch; ++b) {
+        work.run(next_copy);
+        next_copy = (next_copy + 1) % copies;
+      }
     }
     timer.stop(stream);
     if (blocker) blocker->release();
@@ -149,11 +180,16 @@ TimingStats time_on_stream(cudaStream_t stream, const TimingOptions& opts, const
                                         static_cast<double>(std::max(2, opts.max_batch))));
     if (cold) {  // a batch cannot flush between its launches: rotate over input copies instead, or do not batch
       const double l2 = l2_bytes_of_current_device();
-      const int wanted = work.bytes_per_copy ? static_cast<int>(std::ceil(3 * l2 / work.bytes_per_copy)) : 0;
+      const int wanted =
+          work.bytes_per_copy ? static_cast<int>(std::ceil(opts.rotate_l2_multiple * l2 / work.bytes_per_copy)) : 0;
       copies = work.make_copies && wanted > 1 ? work.make_copies(wanted) : 1;
       if (copies < 2 || static_cast<double>(copies) * work.bytes_per_copy < 2 * l2) batch = copies = 1;
     }
-    if (batch > 1) s.samples.clear();
+    if (batch > 1) {
+      s.samples.clear();
+      batch = std::max(batch, copies);  // every copy in each batch, so none is cached when it comes round
+      if (opts.graph_batches) graph = capture_batch(stream, work, batch, copies);
+    }
   }
   s.start = std::chrono::steady_clock::now();
   while (!s.done()) {
@@ -167,6 +203,7 @@ TimingStats time_on_stream(cudaStream_t stream, const TimingOptions& opts, const
     if (batch > 1) {
       batch = std::max(1, batch / 2);
       if (batch == 1) copies = 1;
+      graph = batch > 1 && opts.graph_batches ? capture_batch(stream, work, batch, copies) : GraphExec();
     } else if (++timeouts >= 3) {
       blocker.reset();
     }
@@ -174,6 +211,7 @@ TimingStats time_on_stream(cudaStream_t stream, const TimingOptions& opts, const
   }
   TimingStats stats = TimingStats::from_samples(std::move(s.samples), opts.noise_target);
   stats.batch = batch;
+  stats.graph = static_cast<bool>(graph);
   stats.blocked = blocker.has_value();
   stats.l2 = !cold ? "warm" : copies > 1 ? "rotate:" + std::to_string(copies) : "flush";
   return stats;

@@ -27,6 +27,7 @@ struct TimingStats {
   double stddev_ms = 0;
   double noise = 0;      // stddev / median
   int batch = 1;         // launches per sample
+  bool graph = false;    // each batch was one CUDA graph launch
   bool noise_met = false;
   bool blocked = false;  // samples were queued behind the blocking kernel
   std::string l2 = "warm";  // "warm", "flush" (before each sample) or "rotate:R" (R input copies per batch)
@@ -48,6 +49,10 @@ struct TimingOptions {
   double batch_ms = 1.0;        // ... of about this long ...
   int max_batch = 256;          // ... and at most this many launches
   bool blocking = true;         // false: no blocking kernel and no batches, one launch per sample
+  bool graph_batches = true;    // a batch is one CUDA graph of its launches (stream launches where capture fails)
+  // Cold-L2 batches rotate over input copies of at least this many times the L2's size in all: no copy is still
+  // cached when it comes round, and the batch's time averages over where the copies happen to lie in memory.
+  double rotate_l2_multiple = 3;
 };
 
 // Evicts the L2 cache by writing a device buffer twice the L2's size, so memory-bound work reads its inputs

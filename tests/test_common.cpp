@@ -290,7 +290,7 @@ TEST(TimingOnGpu, RepeatsUntilQuietBatchesShortLaunchesRotatesColdInputs) {
        .bytes_per_copy = 1u << 20});
   EXPECT_GT(cold.batch, 1);
   EXPECT_EQ(cold.l2, "rotate:" + std::to_string(made));
-  EXPECT_GE(static_cast<double>(made) * (1u << 20), 2.0 * flush.bytes() / 2);
+  EXPECT_GE(static_cast<double>(made) * (1u << 20), o.rotate_l2_multiple * flush.bytes() / 2);
   EXPECT_EQ(*std::max_element(used.begin(), used.end()), made - 1);
   // Blocked host work is never queued behind the blocking kernel, nor batched.
   const TimingStats host_sync = time_on_stream(s.get(), o, {.run = [&](int) { s.synchronize(); }, .blocks_host = true});

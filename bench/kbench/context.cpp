@@ -86,6 +86,7 @@ void write_timing(json::Writer& w, const TimingOptions& t, const std::string& ge
       .value("time_budget_s", t.time_budget_s)
       .value("batch_below_ms", t.batch_below_ms)
       .value("blocking", t.blocking)
+      .value("graph_batches", t.graph_batches)
       .value("gemm_l2", gemm_l2)
       .value("reduce_l2", reduce_l2)
       .end_object();

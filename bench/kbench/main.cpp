@@ -35,6 +35,7 @@ void add_timing_options(CLI::App* cmd, RunOptions& o) {
   cmd->add_option("--device", o.device, "CUDA device index (default 0)")->check(cli::whole_number(0, 1023));
   cmd->add_flag("--no-blocking", o.no_blocking,
                 "One launch per sample, without the blocking kernel in front and without batches");
+  cmd->add_flag("--stream-batches", o.stream_batches, "Batches of short launches as stream launches, not one CUDA graph");
 }
 
 void add_run_options(CLI::App* cmd, RunOptions& o) {

@@ -19,6 +19,7 @@ struct RunOptions {
   double time_budget_s = 0.5;   // ... or this much time is spent on it
   std::string l2;               // warm or cold; empty: GEMM warm, reductions cold
   bool no_blocking = false;     // one launch per sample, no blocking kernel, no batches
+  bool stream_batches = false;  // batches as stream launches rather than one CUDA graph
   bool no_validate = false;
   bool skip_ceilings = false;
   std::string out;

@@ -70,6 +70,7 @@ TimingOptions timing_options(const RunOptions& o) {
   t.noise_target = o.noise_percent / 100.0;
   t.time_budget_s = o.time_budget_s;
   t.blocking = !o.no_blocking;
+  t.graph_batches = !o.stream_batches;
   return t;
 }
 

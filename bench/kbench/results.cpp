@@ -37,6 +37,7 @@ void write_measurement(json::Writer& w, const RowResult& r) {
       .value("noise_met", t.noise_met)
       .value("repetitions", t.repetitions())
       .value("batch", t.batch)
+      .value("graph", t.graph)
       .value("blocked", t.blocked)
       .value("l2", t.l2)
       .value("rate", r.rate)
