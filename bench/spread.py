@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """How much a row's ratio to its anchor moves between runs: for every row present in all the given result files
-(separate processes, say), its vs_anchor in each, and their median, min, max and spread ((max - min) / median).
+(separate processes, say), its vs_anchor in each, and their median, min, max, spread ((max - min) / median) and
+standard deviation / median.
 
 usage: spread.py [--rows REGEX] RESULTS.json RESULTS.json ...
 Reads both result schemas (bench/kresults.py). Exit 0, 2 on bad input, 1 on a write error.
@@ -30,7 +31,7 @@ def main(argv):
         raise ResultsError(f"--rows {args.rows!r}: {e}") from None
     runs = [load(f) for f in args.files]
     names = [r.name for r in runs[0].rows if pattern.search(r.name) and not r.anchor]
-    print(f"{len(runs)} runs\n\n| row | median vs anchor | min | max | spread |\n|---|---:|---:|---:|---:|")
+    print(f"{len(runs)} runs\n\n| row | median vs anchor | min | max | spread | sd |\n|---|---:|---:|---:|---:|---:|")
     for name in names:
         ratios = []
         for run in runs:
@@ -41,7 +42,9 @@ def main(argv):
         if len(ratios) != len(runs):
             continue
         med = statistics.median(ratios)
-        print(f"| {name} | {med:.3f} | {min(ratios):.3f} | {max(ratios):.3f} | {100 * (max(ratios) - min(ratios)) / med:.1f}% |")
+        sd = statistics.stdev(ratios) if len(ratios) > 1 else 0.0
+        print(f"| {name} | {med:.3f} | {min(ratios):.3f} | {max(ratios):.3f} | {100 * (max(ratios) - min(ratios)) / med:.1f}% "
+              f"| {100 * sd / med:.2f}% |")
     return 0
 
 
