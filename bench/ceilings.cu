@@ -115,8 +115,12 @@ Ceilings measure_ceilings(cudaStream_t stream, int repetitions) {
     // A copy from pageable memory returns only once it is staged: it waits for the stream.
     const TimingStats tq = time(
         [&] { CUDA_CHECK(cudaMemcpyAsync(d.data(), pageable.data(), bytes, cudaMemcpyHostToDevice, stream)); }, true);
+    const TimingStats td = time([&] {
+      CUDA_CHECK(cudaMemcpyAsync(pinned.data(), d.data(), bytes, cudaMemcpyDeviceToHost, stream));
+    });
     c.h2d_pinned_gbs = bytes / (tp.median_ms * 1e6);
     c.h2d_pageable_gbs = bytes / (tq.median_ms * 1e6);
+    c.d2h_pinned_gbs = bytes / (td.median_ms * 1e6);
   }
   measure_host_ceilings(c, 3);
   return c;

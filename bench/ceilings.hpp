@@ -5,7 +5,8 @@
 //                            ceiling for reductions, which only read (a write stream costs bus turnarounds,
 //                            so the elementwise figure is lower)
 //   FP64 FMA rate            independent DFMA chains in registers on a resident grid, no memory traffic
-// and the host-to-device link (256 MiB copies from pinned and from pageable memory); on the host, the same
+// and the link (256 MiB copies to the device from pinned and from pageable memory, and back to pinned); on the
+// host, the same
 // elementwise kernel single-threaded and with OpenMP.
 #pragma once
 
@@ -21,6 +22,7 @@ struct Ceilings {
   double fp64_fma_tflops = 0;
   double h2d_pinned_gbs = 0;
   double h2d_pageable_gbs = 0;
+  double d2h_pinned_gbs = 0;
   double host_single_thread_gbs = 0;
   double host_openmp_gbs = 0;
 };

@@ -53,6 +53,7 @@ class Row:
         self.noise = fields.get("noise")
         self.throttled = bool(fields.get("throttled", False))
         self.extra = fields.get("extra", {})
+        self.labels = fields.get("labels", {})
 
     @property
     def ok(self):
@@ -124,7 +125,9 @@ def _row_v2(b, path):
         for key in ("vs_anchor", "of_ceiling", "noise"):
             if key in b:
                 fields[key] = _number(b[key], f"row {b['name']}: {key}", path)
-        fields["extra"] = {k: _number(b[k], f"row {b['name']}: {k}", path) for k in extra_keys}
+        fields["extra"] = {k: _number(b[k], f"row {b['name']}: {k}", path) for k in extra_keys
+                           if not isinstance(b[k], str)}
+        fields["labels"] = {k: b[k] for k in extra_keys if isinstance(b[k], str)}
     return Row(b["name"], **fields)
 
 

@@ -72,6 +72,34 @@ std::uint64_t parse_count(const std::string& item) {
 
 }  // namespace
 
+std::size_t parse_bytes(const std::string& text, const std::string& option) {
+  const std::string want = option + " '" + text + "': give bytes with an optional K, M, G or T (binary) suffix, e.g. 8G";
+  if (text.empty()) throw std::invalid_argument(want);
+  std::string digits = text;
+  unsigned shift = 0;
+  const char last = static_cast<char>(std::toupper(static_cast<unsigned char>(text.back())));
+  if (last == 'K' || last == 'M' || last == 'G' || last == 'T') {
+    shift = last == 'K' ? 10 : last == 'M' ? 20 : last == 'G' ? 30 : 40;
+    digits.pop_back();
+  }
+  std::uint64_t v = 0;
+  try {
+    v = parse_digits(digits, (std::uint64_t(1) << 50) >> shift, text, "at most 2^50 bytes");
+  } catch (const std::invalid_argument&) {
+    throw std::invalid_argument(want);
+  }
+  if (v == 0) throw std::invalid_argument(want);
+  return static_cast<std::size_t>(v << shift);
+}
+
+std::size_t parse_index(const std::string& text, const std::string& option) {
+  try {
+    return static_cast<std::size_t>(parse_digits(text, 1023, text, "device indices go up to 1023"));
+  } catch (const std::invalid_argument& e) {
+    throw std::invalid_argument(option + ": " + e.what());
+  }
+}
+
 std::vector<std::size_t> parse_counts(const std::string& text) {
   std::vector<std::size_t> out;
   for (const std::string& item : split_list(text)) out.push_back(static_cast<std::size_t>(parse_count(item)));

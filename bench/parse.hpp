@@ -26,4 +26,11 @@ std::vector<std::size_t> parse_counts(const std::string& text);
 // Splits on commas, trims spaces, rejects empty items.
 std::vector<std::string> split_list(const std::string& text);
 
+// A size in bytes: digits with an optional binary suffix K, M, G or T ("8G", "512M", "1073741824"), 1 to 2^50.
+// `option` names the option in the error.
+std::size_t parse_bytes(const std::string& text, const std::string& option);
+
+// A device index: digits, 0 to 1023.
+std::size_t parse_index(const std::string& text, const std::string& option);
+
 }  // namespace ks::bench

@@ -10,9 +10,13 @@
 namespace ks::gemm {
 
 const std::vector<Mode>& all_modes() {
-  static const std::vector<Mode> m{Mode::Device, Mode::Pageable, Mode::Pinned, Mode::Graph, Mode::Mapped};
+  static const std::vector<Mode> m{Mode::Device, Mode::Pageable, Mode::Pinned, Mode::Graph, Mode::Mapped,
+                                   Mode::PinnedPipelined, Mode::PageablePipelined};
   return m;
 }
+
+bool is_pipelined(Mode m) { return m == Mode::PinnedPipelined || m == Mode::PageablePipelined; }
+bool is_host_mode(Mode m) { return m != Mode::Device && m != Mode::Mapped; }
 
 std::string to_string(Mode m) {
   switch (m) {
@@ -21,6 +25,8 @@ std::string to_string(Mode m) {
     case Mode::Pinned: return "pinned";
     case Mode::Graph: return "graph";
     case Mode::Mapped: return "mapped";
+    case Mode::PinnedPipelined: return "pinned_pipelined";
+    case Mode::PageablePipelined: return "pageable_pipelined";
   }
   return "?";
 }
@@ -28,7 +34,8 @@ std::string to_string(Mode m) {
 Mode parse_mode(const std::string& s) {
   for (Mode m : all_modes())
     if (to_string(m) == s) return m;
-  throw std::invalid_argument("unknown mode '" + s + "' (valid: device, pageable, pinned, graph, mapped)");
+  throw std::invalid_argument("unknown mode '" + s +
+                              "' (valid: device, pageable, pinned, graph, mapped, pinned_pipelined, pageable_pipelined)");
 }
 
 namespace {
@@ -65,10 +72,18 @@ struct Runner::Impl {
   Graph graph;
   GraphExec exec;
   double setup_ms = 0;
+  // The pipelined modes.
+  std::unique_ptr<pipelined::Product> product;
+  std::string pageable_method;
+  double staged_ms = 0, registered_ms = 0;
 
-  Impl(const GemmVariant& v, Mode m, const GemmProblem& prob, ExecContext& c)
+  Impl(const GemmVariant& v, Mode m, const GemmProblem& prob, ExecContext& c, const PipelineOptions& pipeline)
       : variant(v), mode(m), p(prob), ctx(c) {
-    const std::size_t a = count(p.A), b = count(p.B), cc = count(p.C0);
+    const std::size_t a = count(p.A), b = count(p.B), cc = p.c_count();
+    if (is_pipelined(mode)) {
+      set_up_pipelined(pipeline);
+      return;
+    }
     if (mode == Mode::Mapped) {
       mA = MappedBuffer<double>(a);
       mB = MappedBuffer<double>(b);
@@ -84,16 +99,51 @@ struct Runner::Impl {
       upload_now(dA.data(), p.A.data(), a * sizeof(double));
       upload_now(dB.data(), p.B.data(), b * sizeof(double));
     } else if (mode == Mode::Pageable) {
-      pageableC = p.C0;
+      pageableC.resize(p.shape.ldc, p.shape.N);
     } else {  // Pinned, Graph
       hA = PinnedBuffer<double>(a);
       hB = PinnedBuffer<double>(b);
       hC = PinnedBuffer<double>(cc);
       copy_host(hA.data(), p.A.data(), a * sizeof(double));
       copy_host(hB.data(), p.B.data(), b * sizeof(double));
-      copy_host(hC.data(), p.C0.data(), cc * sizeof(double));
+      reset_host_c();
     }
     if (mode == Mode::Graph) capture();
+  }
+
+  void set_up_pipelined(const PipelineOptions& pipeline) {
+    const GemmShape& s = p.shape;
+    pipelined::HostOperands h;
+    if (mode == Mode::PinnedPipelined) {
+      hA = PinnedBuffer<double>(count(p.A));
+      hB = PinnedBuffer<double>(count(p.B));
+      hC = PinnedBuffer<double>(p.c_count());
+      copy_host(hA.data(), p.A.data(), hA.bytes());
+      copy_host(hB.data(), p.B.data(), hB.bytes());
+      h = {hA.data(), s.lda, hB.data(), s.ldb, hC.data(), s.ldc, true};
+    } else {
+      pageableC.resize(s.ldc, s.N);
+      h = {p.A.data(), s.lda, p.B.data(), s.ldb, pageableC.data(), s.ldc, false};
+    }
+    reset_host_c();
+    pipelined::Config config = pipeline.config;
+    if (pipeline.pageable_method) config.pageable = *pipeline.pageable_method;
+    product = std::make_unique<pipelined::Product>(variant, s.M, s.N, s.K, p.alpha, p.beta, h, config);
+    if (mode == Mode::PinnedPipelined) return;
+    if (!pipeline.pageable_method) {  // one run each way, registration's cost included; keep the faster
+      auto once = [&](pipelined::Pageable how) {
+        product->set_pageable(how);
+        const auto t0 = std::chrono::steady_clock::now();
+        product->run();
+        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      };
+      product->run();  // warm-up
+      staged_ms = once(pipelined::Pageable::Stage);
+      registered_ms = once(pipelined::Pageable::Register);
+      config.pageable = staged_ms <= registered_ms ? pipelined::Pageable::Stage : pipelined::Pageable::Register;
+      product->set_pageable(config.pageable);
+    }
+    pageable_method = config.pageable == pipelined::Pageable::Stage ? "stage" : "register";
   }
 
   GemmArgs args(const double* A, const double* B, double* C) const {
@@ -137,8 +187,10 @@ struct Runner::Impl {
   // Host memory that receives C at the end of the sequence, and its element count.
   double* host_c() {
     switch (mode) {
-      case Mode::Pageable: return pageableC.data();
+      case Mode::Pageable:
+      case Mode::PageablePipelined: return pageableC.data();
       case Mode::Pinned:
+      case Mode::PinnedPipelined:
       case Mode::Graph: return hC.data();
       case Mode::Mapped: return mC.data();
       case Mode::Device: break;
@@ -146,18 +198,29 @@ struct Runner::Impl {
     return nullptr;
   }
 
+  // C's host copy back to its start: C0 when beta != 0, else NaN everywhere (poisoned).
+  void reset_host_c() {
+    double* h = host_c();
+    if (!h) return;
+    if (p.beta != 0.0) {
+      copy_host(h, p.C0.data(), p.c_count() * sizeof(double));
+      return;
+    }
+    const long long n = static_cast<long long>(p.c_count());
+#pragma omp parallel for schedule(static)
+    for (long long i = 0; i < n; ++i) h[i] = kNaN;
+  }
+
   void reset_output() {
     CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
-    const Eigen::MatrixXd nan = Eigen::MatrixXd::Constant(p.C0.rows(), p.C0.cols(), kNaN);
-    const Eigen::MatrixXd& start = p.beta != 0.0 ? p.C0 : nan;
-    // Device mode starts from C's initial value in device memory; the copy modes upload it themselves,
-    // so their device C starts poisoned.
-    if (mode == Mode::Device) {
-      upload_now(dC.data(), start.data(), dC.bytes());
-    } else if (mode != Mode::Mapped) {
-      upload_now(dC.data(), nan.data(), dC.bytes());
+    // Device mode starts from C's initial value in device memory; the copy modes upload it themselves, so their
+    // device C starts poisoned (all bytes 0xff: NaN).
+    if (mode == Mode::Device && p.beta != 0.0) {
+      upload_now(dC.data(), p.C0.data(), dC.bytes());
+    } else if (mode != Mode::Mapped && !is_pipelined(mode) && dC.bytes()) {
+      CUDA_CHECK(cudaMemset(dC.data(), 0xff, dC.bytes()));
     }
-    if (double* h = host_c()) copy_host(h, start.data(), count(start) * sizeof(double));
+    reset_host_c();
   }
 
   void run(int copy) {
@@ -176,6 +239,8 @@ struct Runner::Impl {
       case Mode::Mapped:
         gemm::run(variant, args(mA.device_data(), mB.device_data(), mC.device_data()), ctx);
         break;
+      case Mode::PinnedPipelined:
+      case Mode::PageablePipelined: product->run(); break;
     }
   }
 
@@ -196,9 +261,14 @@ struct Runner::Impl {
     return static_cast<int>(extra.size()) + 1;
   }
 
+  const double* host_result() {
+    CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+    return host_c();
+  }
+
   Eigen::MatrixXd result() {
     CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
-    Eigen::MatrixXd c(p.C0.rows(), p.C0.cols());
+    Eigen::MatrixXd c(p.shape.ldc, p.shape.N);
     if (mode == Mode::Device) {
       if (dC.bytes()) CUDA_CHECK(cudaMemcpy(c.data(), dC.data(), dC.bytes(), cudaMemcpyDeviceToHost));
     } else {
@@ -208,8 +278,9 @@ struct Runner::Impl {
   }
 };
 
-Runner::Runner(const GemmVariant& variant, Mode mode, const GemmProblem& problem, ExecContext& ctx)
-    : impl_(std::make_unique<Impl>(variant, mode, problem, ctx)) {}
+Runner::Runner(const GemmVariant& variant, Mode mode, const GemmProblem& problem, ExecContext& ctx,
+               const PipelineOptions& pipeline)
+    : impl_(std::make_unique<Impl>(variant, mode, problem, ctx, pipeline)) {}
 Runner::~Runner() = default;
 void Runner::reset_output() { impl_->reset_output(); }
 void Runner::run(int copy) { impl_->run(copy); }
@@ -218,7 +289,7 @@ int Runner::make_copies(int wanted) { return impl_->make_copies(wanted); }
 StreamWork Runner::work(const L2Flusher* flusher) {
   StreamWork w;
   w.run = [this](int copy) { run(copy); };
-  w.blocks_host = impl_->mode == Mode::Pageable;
+  w.blocks_host = impl_->mode == Mode::Pageable || is_pipelined(impl_->mode);
   if (flusher) {
     w.flush = [this, flusher] { flusher->flush(impl_->ctx.stream()); };
     w.make_copies = [this](int wanted) { return make_copies(wanted); };
@@ -227,6 +298,11 @@ StreamWork Runner::work(const L2Flusher* flusher) {
   return w;
 }
 Eigen::MatrixXd Runner::result() { return impl_->result(); }
+const double* Runner::host_result() { return impl_->host_result(); }
 double Runner::setup_ms() const { return impl_->setup_ms; }
+const pipelined::Product* Runner::product() const { return impl_->product.get(); }
+std::string Runner::pageable_method() const { return impl_->pageable_method; }
+double Runner::staged_ms() const { return impl_->staged_ms; }
+double Runner::registered_ms() const { return impl_->registered_ms; }
 
 }  // namespace ks::gemm

@@ -6,30 +6,46 @@
 //   graph     the pinned sequence captured once into a CUDA graph and instantiated once; each run is one
 //             graph launch (capture + instantiate time is reported separately).
 //   mapped    zero-copy: the kernel reads A and B and writes C in mapped host memory over the bus.
+//   pinned_pipelined, pageable_pipelined
+//             the pipelined mode (gemm/pipelined.hpp) from pinned or pageable host memory: tiles of C computed
+//             while the operands' panels cross, for products of any size (a device-memory budget, devices).
 // Any variant can be the compute step of any mode.
 #pragma once
 
 #include "common/exec_context.hpp"
 #include "common/timing.hpp"
+#include "gemm/pipelined.hpp"
 #include "gemm/gemm.hpp"
 #include "gemm/problem.hpp"
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 namespace ks::gemm {
 
-enum class Mode { Device, Pageable, Pinned, Graph, Mapped };
+enum class Mode { Device, Pageable, Pinned, Graph, Mapped, PinnedPipelined, PageablePipelined };
 
 const std::vector<Mode>& all_modes();
+bool is_pipelined(Mode m);
+bool is_host_mode(Mode m);  // the operands start in host memory: pageable, pinned, graph and the pipelined modes
 std::string to_string(Mode m);
 Mode parse_mode(const std::string& s);  // throws std::invalid_argument naming the valid modes
 
+// Settings of the pipelined modes. pageable_method: how pageable operands cross; nullopt: time one run each way
+// when the Runner is set up (registration's cost included) and keep the faster.
+struct PipelineOptions {
+  pipelined::Config config;
+  std::optional<pipelined::Pageable> pageable_method;
+};
+
 class Runner {
  public:
-  // Allocates and uploads what the mode keeps resident (untimed). For Graph, captures and instantiates.
-  Runner(const GemmVariant& variant, Mode mode, const GemmProblem& problem, ExecContext& ctx);
+  // Allocates and uploads what the mode keeps resident (untimed). For Graph, captures and instantiates; for the
+  // pipelined modes, plans the product and sets up its streams and buffers.
+  Runner(const GemmVariant& variant, Mode mode, const GemmProblem& problem, ExecContext& ctx,
+         const PipelineOptions& pipeline = {});
   ~Runner();
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
@@ -47,8 +63,15 @@ class Runner {
   StreamWork work(const L2Flusher* flusher);
   // Waits for the stream and returns C (ldc x N) as the mode delivers it to the host.
   Eigen::MatrixXd result();
+  // The host modes' C in place (ldc x N), without a copy (null in device mode).
+  const double* host_result();
   // Milliseconds spent capturing and instantiating the graph (Graph mode only, else 0).
   double setup_ms() const;
+  // The pipelined modes: the product (its plan and timeline), and for pageable_pipelined how operands crossed
+  // and what one run took each way at set-up (ms; 0 when not compared). Null in other modes.
+  const pipelined::Product* product() const;
+  std::string pageable_method() const;
+  double staged_ms() const, registered_ms() const;
 
  private:
   struct Impl;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
+#include <vector>
 #include <limits>
 #include <sstream>
 
@@ -28,12 +30,20 @@ std::string GemmShape::str() const {
 namespace {
 Eigen::MatrixXd random_padded(int ld, int rows, int cols, std::uint64_t seed, Operands fill) {
   Eigen::MatrixXd m(ld, cols);
+  const std::size_t n = static_cast<std::size_t>(m.size());
   if (fill == Operands::NaN) {
     m.setConstant(std::numeric_limits<double>::quiet_NaN());
     return m;
   }
-  fill_random(m.data(), static_cast<std::size_t>(m.size()), seed);
-  m.bottomRows(ld - rows).setConstant(std::numeric_limits<double>::quiet_NaN());
+  // One seeded stream per block of 2^20 elements: the same operands for a seed, filled on every core.
+  constexpr std::size_t kBlock = std::size_t(1) << 20;
+  const long long blocks = static_cast<long long>((n + kBlock - 1) / kBlock);
+#pragma omp parallel for schedule(static)
+  for (long long b = 0; b < blocks; ++b) {
+    const std::size_t first = static_cast<std::size_t>(b) * kBlock;
+    fill_random(m.data() + first, std::min(kBlock, n - first), seed ^ (0x9E3779B97F4A7C15ull * (b + 1)));
+  }
+  if (ld > rows) m.bottomRows(ld - rows).setConstant(std::numeric_limits<double>::quiet_NaN());
   return m;
 }
 }  // namespace
@@ -47,7 +57,7 @@ GemmProblem make_problem(const GemmShape& shape, double alpha, double beta, std:
   const GemmShape& s = p.shape;
   p.A = random_padded(s.lda, s.M, s.K, seed, ab);
   p.B = random_padded(s.ldb, s.K, s.N, seed + 1, ab);
-  p.C0 = random_padded(s.ldc, s.M, s.N, seed + 2, Operands::Uniform);
+  if (beta != 0.0) p.C0 = random_padded(s.ldc, s.M, s.N, seed + 2, Operands::Uniform);
   return p;
 }
 
@@ -71,6 +81,61 @@ const GemmExpected& GemmProblem::expected() const {
     expected_ = std::move(e);
   }
   return *expected_;
+}
+
+GemmCheck validate_sampled(const GemmProblem& p, const double* C, int samples) {
+  const GemmShape& s = p.shape;
+  GemmCheck r;
+  std::ostringstream os;
+  os.precision(17);
+  if (s.M == 0 || s.N == 0) {
+    r.ok = true;
+    return r;
+  }
+  std::vector<std::pair<int, int>> at{{0, 0}, {s.M - 1, 0}, {0, s.N - 1}, {s.M - 1, s.N - 1}};
+  std::mt19937_64 rng(p.seed ^ 0x5A17ED);
+  std::uniform_int_distribution<int> row(0, s.M - 1), col(0, s.N - 1);
+  while (static_cast<int>(at.size()) < samples) at.push_back({row(rng), col(rng)});
+  const long double eps = std::numeric_limits<double>::epsilon();
+  int shown = 0;
+  for (const auto& [i, j] : at) {
+    long double dot = 0, mag = 0;
+    if (p.alpha != 0.0)
+      for (int k = 0; k < s.K; ++k) {
+        const long double a = p.A(i, k), b = p.B(k, j);
+        dot += a * b;
+        mag += std::fabs(a * b);
+      }
+    long double want = static_cast<long double>(p.alpha) * dot, scale = std::fabs(static_cast<long double>(p.alpha)) * mag;
+    if (p.beta != 0.0) {
+      want += static_cast<long double>(p.beta) * p.C0(i, j);
+      scale += std::fabs(static_cast<long double>(p.beta) * p.C0(i, j));
+    }
+    const long double bound = kBoundFactor * (s.K + 2) * eps * scale + std::numeric_limits<double>::min();
+    const double got = C[i + static_cast<std::size_t>(j) * s.ldc];
+    const long double err = std::fabs(static_cast<long double>(got) - want);
+    if (!std::isfinite(got) || !(err <= bound)) {
+      ++r.bad;
+      if (shown++ < 5)
+        os << "\n  C(" << i << ", " << j << "): got " << got << ", want " << static_cast<double>(want) << ", bound "
+           << static_cast<double>(bound);
+    } else {
+      r.worst = std::max(r.worst, static_cast<double>(err / bound));
+    }
+    for (int pad = s.M; pad < s.ldc; ++pad)
+      if (!std::isnan(C[pad + static_cast<std::size_t>(j) * s.ldc])) {
+        ++r.bad;
+        if (shown++ < 5) os << "\n  C(" << pad << ", " << j << ") is padding (row >= M) but was written";
+      }
+  }
+  r.ok = r.bad == 0;
+  if (!r.ok) {
+    std::ostringstream head;
+    head << r.bad << " bad element(s) among " << at.size() << " sampled of " << s.str() << " (seed " << p.seed
+         << ", alpha " << p.alpha << ", beta " << p.beta << ")";
+    r.report = head.str() + os.str();
+  }
+  return r;
 }
 
 GemmCheck validate(const GemmProblem& p, const Eigen::MatrixXd& C) {

@@ -37,7 +37,9 @@ struct GemmProblem {
   // kernel that reads padding produces NaN and one that writes C's padding is caught.
   Eigen::MatrixXd A;   // lda x K
   Eigen::MatrixXd B;   // ldb x N
-  Eigen::MatrixXd C0;  // ldc x N, C's initial value (read only when beta != 0)
+  Eigen::MatrixXd C0;  // ldc x N, C's initial value; empty when beta == 0 (C is then never read)
+
+  std::size_t c_count() const { return static_cast<std::size_t>(shape.ldc) * shape.N; }  // C's elements, padding included
 
   // Computed on first use (two host GEMMs) and kept: every validation of this problem shares it. The
   // problem's operands must not change after the first call.
@@ -47,7 +49,8 @@ struct GemmProblem {
   mutable std::shared_ptr<const GemmExpected> expected_;
 };
 
-// Operands from `seed`: C0 uniform in [-1, 1), A and B as `ab` says.
+// Operands from `seed` (filled in parallel, a seeded stream per block of elements): C0 uniform in [-1, 1) when
+// beta != 0, A and B as `ab` says.
 GemmProblem make_problem(const GemmShape& shape, double alpha, double beta, std::uint64_t seed,
                          Operands ab = Operands::Uniform);
 
@@ -64,5 +67,12 @@ struct GemmCheck {
 // twice that; c = 2. NaN or Inf anywhere fails; C's padding rows must still be NaN.
 constexpr double kBoundFactor = 2.0;
 GemmCheck validate(const GemmProblem& p, const Eigen::MatrixXd& C);
+
+// The same check on `samples` elements of C (ldc x N at `C`), for products too large for the full reference:
+// the four corners, then seeded uniform positions, each against a long-double dot product and the bound above
+// (in long double); plus C's padding rows in the sampled columns. `samples` >= 4.
+GemmCheck validate_sampled(const GemmProblem& p, const double* C, int samples);
+// Above this many multiply-adds (M N K) kbench validates on samples rather than against the full reference.
+constexpr double kFullValidationLimit = 137438953472.0;  // 2^37, about 5100^3
 
 }  // namespace ks::gemm

@@ -185,7 +185,7 @@ TEST(PlanTest, ChecksEveryInputWithoutAGpu) {
   const Plan p = make_plan(RunOptions{});
   EXPECT_TRUE(p.gemm && p.reduce && p.integral);
   EXPECT_EQ(p.gemm_sizes.size(), 3u);
-  EXPECT_EQ(p.extra_modes.size(), 4u);
+  EXPECT_EQ(p.extra_modes.size(), 6u);
   EXPECT_EQ(p.timing.noise_target, 0.01);
   EXPECT_EQ(p.gemm_variants.front()->info.name, "cublas");
   for (const auto* v : p.gemm_variants) EXPECT_FALSE(v->info.tuning) << v->info.name;

@@ -25,6 +25,7 @@ Eigen::MatrixXd host_result(const GemmProblem& p) {
   const GemmShape& s = p.shape;
   Eigen::MatrixXd c = Eigen::MatrixXd::Constant(s.ldc, s.N, std::nan(""));
   Eigen::MatrixXd v = p.alpha * (p.A.topRows(s.M) * p.B.topRows(s.K));
+  if (s.M == 0 || s.N == 0) return c;
   if (p.beta != 0.0) v += p.beta * p.C0.topRows(s.M);
   c.topRows(s.M) = v;
   return c;
@@ -75,11 +76,12 @@ TEST(GemmValidator, RejectsWrongShape) {
 }
 
 TEST(GemmProblemTest, PaddingIsNaNAndInputsAreRandom) {
-  const GemmProblem p = make_problem({3, 2, 2, 5, 4, 6}, 1.0, 0.0, 42);
+  const GemmProblem p = make_problem({3, 2, 2, 5, 4, 6}, 1.0, 0.5, 42);
+  EXPECT_EQ(make_problem({3, 2, 2}, 1.0, 0.0, 42).C0.size(), 0);  // beta 0: C is never read, so there is no C0
   EXPECT_TRUE(std::isnan(p.A(3, 0)) && std::isnan(p.A(4, 1)));
   EXPECT_TRUE(std::isnan(p.B(2, 0)) && std::isnan(p.C0(5, 1)));
   EXPECT_NE(p.A(0, 0), p.A(1, 0));
-  const GemmProblem q = make_problem({3, 2, 2, 5, 4, 6}, 1.0, 0.0, 43);
+  const GemmProblem q = make_problem({3, 2, 2, 5, 4, 6}, 1.0, 0.5, 43);
   EXPECT_NE(p.A(0, 0), q.A(0, 0));
 }
 
@@ -148,6 +150,77 @@ TEST(GemmProblemTest, ReferenceFollowsBlasWhenAlphaOrKIsZero) {
   EXPECT_EQ(m0.shape.ldc, 1);
   EXPECT_EQ(m0.expected().ref.size(), 0);
   EXPECT_TRUE(validate(m0, m0.C0).ok);  // nothing to check but C's padding, which must stay NaN
+}
+
+TEST(GemmValidator, SampledValidationCatchesWhatItSamples) {
+  const GemmProblem p = make_problem({60, 40, 30, 63, 0, 61}, 1.25, 0.5, choose_seed());
+  Eigen::MatrixXd c = host_result(p);
+  EXPECT_TRUE(validate_sampled(p, c.data(), 4096).ok);
+  // A corner is always among the samples; just past its bound, it fails.
+  c(59, 39) += 1.01 * p.expected().bound(59, 39);
+  const GemmCheck corner = validate_sampled(p, c.data(), 4);
+  EXPECT_FALSE(corner.ok);
+  EXPECT_NE(corner.report.find("C(59, 39)"), std::string::npos) << corner.report;
+  // With 25 samples per element, any one broken element is found (a miss has probability e^-25).
+  c = host_result(p);
+  c(37, 11) = std::nan("");
+  EXPECT_FALSE(validate_sampled(p, c.data(), 25 * 60 * 40).ok);
+  // Written padding in a sampled column fails too.
+  c = host_result(p);
+  c(60, 0) = 1.0;
+  EXPECT_FALSE(validate_sampled(p, c.data(), 4).ok);
+}
+
+TEST(PipelinedPlan, AResidentWhenItFitsAndTheLinkBound) {
+  pipelined::PlanInput in{.M = 4096, .N = 4096, .K = 4096, .budget_bytes = std::size_t(70) << 30, .h2d_gbs = 55,
+                          .d2h_gbs = 50, .tflops = 55};
+  const pipelined::Plan p = pipelined::plan(in);
+  EXPECT_EQ(p.mt, 4096);  // all of A stays: it crosses once
+  EXPECT_EQ(p.row_blocks, 1);
+  EXPECT_DOUBLE_EQ(p.h2d_bytes, 2.0 * 8 * 4096 * 4096);  // A and B once each: the minimum
+  EXPECT_NEAR(p.link_ms, p.h2d_bytes / 55e6, 1e-9);
+  EXPECT_GE(p.predicted_ms, p.link_ms);
+  EXPECT_LT(p.predicted_ms, 1.2 * p.link_ms);  // the tail is small against the link at this size
+  EXPECT_LE(p.device_bytes, in.budget_bytes);
+  EXPECT_EQ(p.col_panels, (4096 + p.nt - 1) / p.nt);
+  // beta != 0: C crosses too.
+  in.beta_nonzero = true;
+  EXPECT_DOUBLE_EQ(pipelined::plan(in).h2d_bytes, 3.0 * 8 * 4096 * 4096);
+}
+
+TEST(PipelinedPlan, ABudgetBelowAMakesBlocksAndSendsBOncePerBlock) {
+  const std::size_t a_bytes = std::size_t(8) * 6000 * 3000;
+  pipelined::PlanInput in{.M = 6000, .N = 5000, .K = 3000, .budget_bytes = pipelined::kDeviceOverheadBytes + a_bytes / 3,
+                          .h2d_gbs = 50, .d2h_gbs = 50, .tflops = 50};
+  const pipelined::Plan p = pipelined::plan(in);
+  EXPECT_LT(p.mt, 6000);
+  EXPECT_EQ(p.mt % 64, 0);
+  EXPECT_EQ(p.row_blocks, (6000 + p.mt - 1) / p.mt);
+  EXPECT_GE(p.row_blocks, 3);
+  EXPECT_DOUBLE_EQ(p.h2d_bytes, 8.0 * 6000 * 3000 + p.row_blocks * 8.0 * 3000 * 5000);
+  EXPECT_LE(p.device_bytes, in.budget_bytes);
+  // Not even a 64-row block with two 64-column panels: a clear error.
+  in.budget_bytes = pipelined::kDeviceOverheadBytes + 1024;
+  try {
+    pipelined::plan(in);
+    ADD_FAILURE() << "a 1 KiB budget was accepted";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("holds not even one"), std::string::npos) << e.what();
+  }
+}
+
+TEST(PipelinedPlan, DevicesSplitThePanelsAndFasterLinksPredictLess) {
+  pipelined::PlanInput in{.M = 16384, .N = 16384, .K = 16384, .budget_bytes = std::size_t(70) << 30, .h2d_gbs = 50,
+                          .d2h_gbs = 50, .tflops = 55};
+  const pipelined::Plan one = pipelined::plan(in);
+  in.devices = 2;
+  const pipelined::Plan two = pipelined::plan(in);
+  EXPECT_DOUBLE_EQ(two.h2d_bytes, 8.0 * 16384 * 16384 * 1.5);  // all of A, half of B, per device
+  EXPECT_NEAR(two.compute_ms * 2, one.compute_ms, one.compute_ms * 0.05);
+  EXPECT_LT(two.predicted_ms, 0.6 * one.predicted_ms);  // compute-bound at this size: close to 2x
+  in.devices = 1;
+  in.h2d_gbs = 100;
+  EXPECT_LE(pipelined::plan(in).predicted_ms, one.predicted_ms);
 }
 
 TEST(GemmModes, ParseAndPrintRoundTrip) {
@@ -406,6 +479,62 @@ INSTANTIATE_TEST_SUITE_P(
       return test::sanitize(std::get<0>(info.param) + "_" + to_string(std::get<1>(info.param)) + "_" +
                             blas_cases()[std::get<2>(info.param)].what);
     });
+
+// The pipelined modes with a budget that holds a third of A: several row blocks and panels, edges that do not
+// divide, pinned and pageable (staged and registered), beta != 0 and beta == 0 with NaN in C's destination.
+TEST(GemmPipelined, SmallBudgetBlocksPanelsAndBothPageableWays) {
+  KS_REQUIRE_GPU();
+  for (double beta : {0.0, -0.75}) {
+    const GemmProblem p = make_problem({1000, 700, 500, 1003, 0, 1001}, 1.5, beta, choose_seed());
+    PipelineOptions o;
+    o.config.budget_bytes = pipelined::kDeviceOverheadBytes + std::size_t(8) * 1000 * 500 / 3;
+    for (Mode mode : {Mode::PinnedPipelined, Mode::PageablePipelined}) {
+      for (pipelined::Pageable how : {pipelined::Pageable::Stage, pipelined::Pageable::Register}) {
+        o.pageable_method = how;
+        Stream stream;
+        ExecContext ctx(stream.get());
+        Runner runner(*registry().find("cublas"), mode, p, ctx, o);
+        ASSERT_GE(runner.product()->plan().row_blocks, 3) << runner.product()->plan().str();
+        ASSERT_GE(runner.product()->plan().col_panels, 2) << runner.product()->plan().str();
+        for (int rep = 0; rep < 2; ++rep) {  // twice: the events and buffers are reused
+          runner.reset_output();
+          runner.run();
+          const GemmCheck c = validate(p, runner.result());
+          EXPECT_TRUE(c.ok) << to_string(mode) << " beta " << beta << " " << runner.product()->plan().str() << ": "
+                            << c.report;
+        }
+        if (mode == Mode::PinnedPipelined) break;  // the pageable way does not apply
+      }
+    }
+  }
+}
+
+// Two devices split the panels (here the same GPU twice: the split, the threads and the joins are the same code).
+TEST(GemmPipelined, TwoDevicesSplitThePanels) {
+  KS_REQUIRE_GPU();
+  const GemmProblem p = make_problem({777, 1500, 333}, 1.0, 0.5, choose_seed());
+  PipelineOptions o;
+  o.config.devices = {0, 0};
+  o.config.budget_bytes = pipelined::kDeviceOverheadBytes + (std::size_t(8) << 20);
+  Stream stream;
+  ExecContext ctx(stream.get());
+  Runner runner(*registry().find("dmma"), Mode::PageablePipelined, p, ctx, o);
+  runner.reset_output();
+  runner.run();
+  const GemmCheck c = validate(p, runner.result());
+  EXPECT_TRUE(c.ok) << runner.product()->plan().str() << ": " << c.report;
+  EXPECT_NE(runner.product()->timeline().find("; device 0"), std::string::npos) << runner.product()->timeline();
+}
+
+TEST(GemmPipelined, ABudgetBelowOnePanelIsAClearError) {
+  KS_REQUIRE_GPU();
+  const GemmProblem p = make_problem({300, 300, 5000}, 1.0, 0.0, choose_seed());
+  PipelineOptions o;
+  o.config.budget_bytes = pipelined::kDeviceOverheadBytes + 4096;
+  Stream stream;
+  ExecContext ctx(stream.get());
+  EXPECT_THROW(Runner(*registry().find("cublas"), Mode::PinnedPipelined, p, ctx, o), std::invalid_argument);
+}
 
 TEST(GemmGraph, LaunchedTwiceGivesTheSameC) {
   KS_REQUIRE_GPU();

@@ -70,6 +70,7 @@ void write_ceilings(json::Writer& w, const Ceilings& c) {
       .value("fp64_fma_tflops", c.fp64_fma_tflops)
       .value("h2d_pinned_gbs", c.h2d_pinned_gbs)
       .value("h2d_pageable_gbs", c.h2d_pageable_gbs)
+      .value("d2h_pinned_gbs", c.d2h_pinned_gbs)
       .value("host_elementwise_single_thread_gbs", c.host_single_thread_gbs)
       .value("host_elementwise_openmp_gbs", c.host_openmp_gbs)
       .end_object();

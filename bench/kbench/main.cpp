@@ -46,6 +46,17 @@ void add_run_options(CLI::App* cmd, RunOptions& o) {
   cmd->add_option("--mode", o.modes, "GEMM launch modes: device,pageable,pinned,graph,mapped (default device)");
   cmd->add_option("--l2", o.l2, "warm or cold L2 for every row (default: GEMM warm, reductions cold)")
       ->check(CLI::IsMember({"warm", "cold"}));
+  cmd->add_option("--device-memory", o.device_memory,
+                  "The pipelined modes' device-memory budget per device, e.g. 8G (default: what is free)");
+  cmd->add_option("--devices", o.devices, "The pipelined modes' devices, e.g. 0,1 (default: --device)");
+  cmd->add_option("--pageable", o.pageable,
+                  "How pageable_pipelined's operands cross: stage (pinned buffers filled by host threads), register "
+                  "(cudaHostRegister per run), or auto (default: one run each way at set-up, the faster kept)")
+      ->check(CLI::IsMember({"stage", "register", "auto"}));
+  cmd->add_option("--validate", o.validate,
+                  "GEMM validation: full (the whole Eigen reference), sampled (4096 elements against long-double dot "
+                  "products) or auto (default: sampled above 2^37 multiply-adds)")
+      ->check(CLI::IsMember({"full", "sampled", "auto"}));
   cmd->add_option("--block", o.block, "Threads per block for the reductions that take one")
       ->check(cli::whole_number(1, 1024));
   cmd->add_flag("--no-validate", o.no_validate, "Skip validation (not recommended)");

@@ -20,6 +20,10 @@ struct RunOptions {
   std::string l2;               // warm or cold; empty: GEMM warm, reductions cold
   bool no_blocking = false;     // one launch per sample, no blocking kernel, no batches
   bool stream_batches = false;  // batches as stream launches rather than one CUDA graph
+  std::string device_memory;    // the pipelined modes' budget per device ("8G"); empty: what is free
+  std::string devices;          // the pipelined modes' devices ("0,1"); empty: --device
+  std::string validate = "auto";  // full, sampled, or auto (sampled above gemm::kFullValidationLimit)
+  std::string pageable = "auto";  // pageable_pipelined: stage, register, or auto (time both at set-up)
   bool no_validate = false;
   bool skip_ceilings = false;
   std::string out;

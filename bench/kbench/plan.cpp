@@ -34,13 +34,17 @@ std::vector<const Variant*> select(const Registry<Variant>& reg, const std::rege
 
 // Options given with an empty value, and options that do not apply to the suite asked for.
 void check_given(const RunOptions& o, bool gemm, bool reductions) {
-  const std::pair<const char*, const std::string*> texts[] = {{"--sizes", &o.sizes},     {"--types", &o.types},
-                                                              {"--mode", &o.modes},      {"--out", &o.out},
-                                                              {"--variants", &o.variants}};
+  const std::pair<const char*, const std::string*> texts[] = {
+      {"--sizes", &o.sizes},       {"--types", &o.types},     {"--mode", &o.modes},
+      {"--out", &o.out},           {"--variants", &o.variants}, {"--device-memory", &o.device_memory},
+      {"--devices", &o.devices}};
   for (const auto& [name, value] : texts)
     if (o.given_option(name) && value->empty())
       throw std::invalid_argument(std::string(name) + " was given an empty value");
   for (const char* name : {"--mode"})
+    if (o.given_option(name) && !gemm)
+      throw std::invalid_argument(std::string(name) + " applies to GEMM rows only, and --suite " + o.suite + " has none");
+  for (const char* name : {"--device-memory", "--devices", "--validate"})
     if (o.given_option(name) && !gemm)
       throw std::invalid_argument(std::string(name) + " applies to GEMM rows only, and --suite " + o.suite + " has none");
   for (const char* name : {"--types", "--block"})
@@ -108,11 +112,25 @@ Plan make_plan(const RunOptions& o) {
       p.modes.clear();
       for (const std::string& m : split_list(o.modes)) p.modes.push_back(gemm::parse_mode(m));
     } else if (defaults) {
-      p.extra_modes = {gemm::Mode::Pageable, gemm::Mode::Pinned, gemm::Mode::Graph, gemm::Mode::Mapped};
+      p.extra_modes = {gemm::Mode::Pageable,        gemm::Mode::Pinned,           gemm::Mode::Graph,
+                       gemm::Mode::Mapped,          gemm::Mode::PinnedPipelined,  gemm::Mode::PageablePipelined};
     }
   }
   p.gemm_cold = o.l2 == "cold";
   p.reduce_cold = o.l2 != "warm";
+  const bool pipelined = std::any_of(p.modes.begin(), p.modes.end(), gemm::is_pipelined);
+  for (const char* name : {"--device-memory", "--devices", "--pageable"})
+    if (o.given_option(name) && !pipelined)
+      throw std::invalid_argument(std::string(name) + " applies to the pipelined modes only (--mode pinned_pipelined or "
+                                                      "pageable_pipelined)");
+  if (!o.device_memory.empty()) p.device_memory = parse_bytes(o.device_memory, "--device-memory");
+  p.devices = {o.device};
+  if (!o.devices.empty()) {
+    p.devices.clear();
+    for (const std::string& d : split_list(o.devices)) p.devices.push_back(static_cast<int>(parse_index(d, "--devices")));
+  }
+  p.validate = o.validate;
+  p.pageable = o.pageable;
   if (p.reduce || p.integral) p.reduce_variants = select(reduce::registry(), pattern, explicit_pattern);
   if (p.reduce) {
     p.reduce_counts = parse_counts(defaults ? "2^20,2^24,2^28" : o.sizes);
@@ -155,7 +173,10 @@ void require_memory(const std::string& what, double need_bytes, std::size_t free
 }  // namespace
 
 void check_memory(const Plan& plan, std::size_t free_bytes, std::size_t total_bytes) {
-  for (const GemmSize& s : plan.gemm_sizes) require_memory("GEMM " + s.str(), gemm_bytes(s), free_bytes, total_bytes);
+  // The pipelined modes hold tiles, not operands: only the other modes need A, B and C on the device.
+  const bool on_device = std::any_of(plan.modes.begin(), plan.modes.end(), [](gemm::Mode m) { return !gemm::is_pipelined(m); });
+  for (const GemmSize& s : plan.gemm_sizes)
+    if (on_device) require_memory("GEMM " + s.str(), gemm_bytes(s), free_bytes, total_bytes);
   for (std::size_t n : plan.reduce_counts)
     for (reduce::DType t : plan.reduce_types)
       require_memory("reduction of " + std::to_string(n) + " " + reduce::to_string(t), 2.2 * reduce_bytes(n, t),

@@ -24,6 +24,10 @@ struct Plan {
   std::vector<const reduce::ReduceVariant*> reduce_variants;
   int block = 0;  // --block; 0: each variant's own default
   bool gemm_cold = false, reduce_cold = true;
+  std::size_t device_memory = 0;  // the pipelined modes' budget per device; 0: what is free
+  std::vector<int> devices;       // the pipelined modes' devices
+  std::string validate = "auto";
+  std::string pageable = "auto";
   TimingOptions timing;
 };
 

@@ -45,6 +45,7 @@ void write_measurement(json::Writer& w, const RowResult& r) {
   if (r.vs_anchor >= 0) w.value("vs_anchor", r.vs_anchor);
   if (r.of_ceiling >= 0) w.value("of_ceiling", r.of_ceiling);
   for (const auto& [key, value] : r.extra) w.value(key, value);
+  for (const auto& [key, value] : r.labels) w.value(key, value);
 }
 
 }  // namespace

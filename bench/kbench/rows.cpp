@@ -6,8 +6,12 @@
 #include "bench/kbench/plan.hpp"
 #include "bench/kbench/session.hpp"
 #include "common/random.hpp"
+#include "gemm/cublasxt.hpp"
 #include "gemm/problem.hpp"
 #include "reduce/runner.hpp"
+
+#include <chrono>
+#include <cstdio>
 
 #include <algorithm>
 #include <cmath>
@@ -21,6 +25,62 @@ TimingOptions host_timing(const Plan& p) {
 }
 
 std::string size_axis(const GemmSize& s) { return s.str(); }
+
+// The plain sequence a pipelined mode is compared with: its rows share that mode's group (and anchor).
+gemm::Mode plain_mode(gemm::Mode m) {
+  if (m == gemm::Mode::PinnedPipelined) return gemm::Mode::Pinned;
+  if (m == gemm::Mode::PageablePipelined) return gemm::Mode::Pageable;
+  return m;
+}
+
+// Full validation against the Eigen reference, or on samples for products too large for it.
+bool sampled_validation(const Plan& p, const GemmSize& s) {
+  if (p.validate != "auto") return p.validate == "sampled";
+  return static_cast<double>(s.M) * s.N * s.K > gemm::kFullValidationLimit;
+}
+constexpr int kValidationSamples = 4096;
+
+template <class Runner>
+gemm::GemmCheck check_gemm(const Plan& plan, const GemmSize& size, const gemm::GemmProblem& p, Runner& runner) {
+  if (!sampled_validation(plan, size)) return gemm::validate(p, runner.result());
+  if (const double* c = runner.host_result()) return gemm::validate_sampled(p, c, kValidationSamples);
+  const Eigen::MatrixXd c = runner.result();
+  return gemm::validate_sampled(p, c.data(), kValidationSamples);
+}
+
+gemm::PipelineOptions pipeline_options(const Session& s) {
+  gemm::PipelineOptions o;
+  o.config.devices = s.plan.devices;
+  o.config.budget_bytes = s.plan.device_memory;
+  if (s.ceilings.h2d_pinned_gbs > 0) o.config.h2d_gbs = s.ceilings.h2d_pinned_gbs;
+  if (s.ceilings.d2h_pinned_gbs > 0) o.config.d2h_gbs = s.ceilings.d2h_pinned_gbs;
+  if (s.plan.pageable == "stage") o.pageable_method = gemm::pipelined::Pageable::Stage;
+  if (s.plan.pageable == "register") o.pageable_method = gemm::pipelined::Pageable::Register;
+  return o;
+}
+
+// A product whose A, B and C together do not fit the device: only the pipelined modes can run it.
+bool exceeds_device(const Session& s, const GemmSize& size) {
+  return gemm_bytes(size) > 0.95 * static_cast<double>(s.device.global_mem_bytes);
+}
+
+// What a pipelined row reports besides its time: the plan, the link bound, and for pageable operands how they
+// crossed and what one run took each way.
+void report_pipeline(Session& s, RowResult& r, const gemm::Runner& runner, const GemmSize& size) {
+  const gemm::pipelined::Product* product = runner.product();
+  if (!product) return;
+  const gemm::pipelined::Plan& plan = product->plan();
+  r.labels["pipelined_plan"] = plan.str();
+  r.labels["pipelined_timeline"] = product->timeline();
+  r.extra["pipelined_predicted_ms"] = plan.predicted_ms;
+  if (s.ceilings.h2d_pinned_gbs > 0) r.extra["link_bound_ms"] = plan.h2d_bytes / (s.ceilings.h2d_pinned_gbs * 1e6);
+  if (!runner.pageable_method().empty()) {
+    r.labels["pageable_method"] = runner.pageable_method();
+    if (runner.staged_ms() > 0) r.extra["pageable_staged_ms"] = runner.staged_ms();
+    if (runner.registered_ms() > 0) r.extra["pageable_registered_ms"] = runner.registered_ms();
+  }
+  std::fprintf(stderr, "  %s %s: %s\n", r.axes.variant.c_str(), size.str().c_str(), plan.str().c_str());
+}
 
 RowAxes gemm_axes(const std::string& family, const std::string& variant, const std::string& mode, const GemmSize& s,
                   bool anchor) {
@@ -45,22 +105,97 @@ RowAxes gemm_axes(const std::string& family, const std::string& variant, const s
 Row gemm_row(const gemm::GemmVariant* v, gemm::Mode mode, const GemmSize& size,
              const std::shared_ptr<LazyInput<gemm::GemmProblem>>& input) {
   const std::string m = gemm::to_string(mode);
-  Row row{"gemm/" + v->info.name + "/" + m + "/" + size.str(), gemm_axes("gemm", v->info.name, m, size, v->info.anchor), {}};
+  RowAxes axes = gemm_axes("gemm", v->info.name, m, size, v->info.anchor && !gemm::is_pipelined(mode));
+  axes.group = "gemm/" + gemm::to_string(plain_mode(mode)) + "/" + size.str();
+  Row row{"gemm/" + v->info.name + "/" + m + "/" + size.str(), axes, {}};
   input->add_user();
   row.body = [v, mode, input, size](Session& s, RowResult& r) {
     LazyInput<gemm::GemmProblem>::Use use(*input);
     if (s.device.cc() < v->info.min_cc)
       return s.skip(r, "skipped: needs compute capability " + std::to_string(v->info.min_cc));
+    if (!gemm::is_pipelined(mode) && exceeds_device(s, size))
+      return s.skip(r, "skipped: A, B and C do not fit this device; only the pipelined modes run this product");
     const gemm::GemmProblem& p = use.get();
-    gemm::Runner runner(*v, mode, p, s.ctx);
+    gemm::Runner runner(*v, mode, p, s.ctx, pipeline_options(s));
     // Zero-copy reads cross the bus for every access: a few repetitions say enough.
-    const auto t = s.checked_timing(r, runner, [&] { return gemm::validate(p, runner.result()); },
+    const auto t = s.checked_timing(r, runner, [&] { return check_gemm(s.plan, size, p, runner); },
                                     runner.work(s.plan.gemm_cold ? &s.flusher : nullptr),
                                     mode == gemm::Mode::Mapped ? 3 : INT_MAX);
     if (!t) return;
     // The FP64 FMA ceiling: variants on the tensor cores (cuBLAS on sm_80+) can exceed it.
     s.report(r, *t, "TFLOP/s", gemm::flops(size.M, size.N, size.K) / 1e12, s.ceilings.fp64_fma_tflops);
     if (mode == gemm::Mode::Graph) r.extra["graph_setup_ms"] = runner.setup_ms();
+    report_pipeline(s, r, runner, size);
+  };
+  return row;
+}
+
+// cuBLASXt on the group's host memory (pinned or pageable), its block size swept once (each candidate timed on
+// one run after a warm-up) and the fastest kept: the anchor the pipelined modes are held against.
+struct XtRunner {
+  const gemm::GemmProblem& p;
+  bool pinned;
+  gemm::CublasXt xt;
+  PinnedBuffer<double> hA, hB, hC;
+  Eigen::MatrixXd pageable_c;
+  std::map<int, double> sweep_ms;
+
+  XtRunner(const gemm::GemmProblem& problem, bool pinned_memory, const std::vector<int>& devices)
+      : p(problem), pinned(pinned_memory), xt(devices) {
+    if (pinned) {
+      hA = PinnedBuffer<double>(static_cast<std::size_t>(p.A.size()));
+      hB = PinnedBuffer<double>(static_cast<std::size_t>(p.B.size()));
+      hC = PinnedBuffer<double>(p.c_count());
+      std::memcpy(hA.data(), p.A.data(), hA.bytes());
+      std::memcpy(hB.data(), p.B.data(), hB.bytes());
+    } else {
+      pageable_c.resize(p.shape.ldc, p.shape.N);
+    }
+    reset_output();
+    run();  // warm-up
+    int best = xt.block_dim();
+    for (int bd : gemm::CublasXt::block_dims()) {
+      xt.set_block_dim(bd);
+      const auto t0 = std::chrono::steady_clock::now();
+      run();
+      sweep_ms[bd] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+      if (sweep_ms[bd] <= sweep_ms[best] || !sweep_ms.count(best)) best = bd;
+    }
+    xt.set_block_dim(best);
+  }
+  double* c() { return pinned ? hC.data() : pageable_c.data(); }
+  void reset_output() {
+    if (p.beta != 0.0) {
+      std::memcpy(c(), p.C0.data(), p.c_count() * sizeof(double));
+    } else {
+      std::fill(c(), c() + p.c_count(), std::numeric_limits<double>::quiet_NaN());
+    }
+  }
+  void run() {
+    const gemm::GemmShape& s = p.shape;
+    xt.run(s.M, s.N, s.K, p.alpha, pinned ? hA.data() : p.A.data(), s.lda, pinned ? hB.data() : p.B.data(), s.ldb,
+           p.beta, c(), s.ldc);
+  }
+  const double* host_result() { return c(); }
+  Eigen::MatrixXd result() { return Eigen::Map<Eigen::MatrixXd>(c(), p.shape.ldc, p.shape.N); }
+};
+
+Row cublasxt_row(gemm::Mode mode, const GemmSize& size, const std::shared_ptr<LazyInput<gemm::GemmProblem>>& input) {
+  const std::string m = gemm::to_string(mode);
+  Row row{"gemm/cublasxt/" + m + "/" + size.str(), gemm_axes("gemm", "cublasxt", m, size, false), {}};
+  input->add_user();
+  row.body = [mode, input, size](Session& s, RowResult& r) {
+    LazyInput<gemm::GemmProblem>::Use use(*input);
+    if (exceeds_device(s, size))
+      return s.skip(r, "skipped: cuBLASXt is not swept on products that exceed the device's memory");
+    const gemm::GemmProblem& p = use.get();
+    XtRunner runner(p, mode == gemm::Mode::Pinned, s.plan.devices);
+    const auto t = s.checked_timing(r, runner, [&] { return check_gemm(s.plan, size, p, runner); },
+                                    {.run = [&](int) { runner.run(); }, .blocks_host = true});
+    if (!t) return;
+    s.report(r, *t, "TFLOP/s", gemm::flops(size.M, size.N, size.K) / 1e12, s.ceilings.fp64_fma_tflops);
+    r.extra["block_dim"] = runner.xt.block_dim();
+    for (const auto& [bd, ms] : runner.sweep_ms) r.extra["sweep_ms_block_" + std::to_string(bd)] = ms;
   };
   return row;
 }
@@ -78,20 +213,45 @@ Row eigen_row(const GemmSize& size, const std::shared_ptr<LazyInput<gemm::GemmPr
   return row;
 }
 
+// The modes of one size in row order: a pipelined mode right after its plain sequence, which is added (its anchor
+// row alone) when not asked for, so that the pipelined rows have their ratio to it.
+std::vector<std::pair<gemm::Mode, bool>> ordered_modes(const std::vector<gemm::Mode>& asked) {
+  std::vector<std::pair<gemm::Mode, bool>> out;  // (mode, anchor only)
+  auto has = [&](gemm::Mode m) { return std::any_of(out.begin(), out.end(), [&](const auto& x) { return x.first == m; }); };
+  for (gemm::Mode m : asked) {
+    if (gemm::is_pipelined(m) && !has(plain_mode(m))) {
+      const bool asked_plain = std::find(asked.begin(), asked.end(), plain_mode(m)) != asked.end();
+      out.push_back({plain_mode(m), !asked_plain});
+    }
+    if (!has(m)) out.push_back({m, false});
+  }
+  return out;
+}
+
 void add_gemm_rows(std::vector<Row>& rows, const Plan& p) {
   const GemmSize largest = p.gemm_sizes.back();
   for (const GemmSize& size : p.gemm_sizes) {
     auto input = std::make_shared<LazyInput<gemm::GemmProblem>>([size] {
       return std::make_unique<gemm::GemmProblem>(gemm::make_problem({size.M, size.N, size.K}, 1.0, 0.0, choose_seed()));
     });
-    std::vector<gemm::Mode> modes = p.modes;
+    std::vector<gemm::Mode> asked = p.modes;
     const bool is_largest = size.M == largest.M && size.N == largest.N && size.K == largest.K;
-    if (is_largest) modes.insert(modes.end(), p.extra_modes.begin(), p.extra_modes.end());
-    for (gemm::Mode mode : modes) {
+    if (is_largest) asked.insert(asked.end(), p.extra_modes.begin(), p.extra_modes.end());
+    for (const auto& [mode, anchor_only] : ordered_modes(asked)) {
       const bool extra = std::find(p.modes.begin(), p.modes.end(), mode) == p.modes.end();
       for (const gemm::GemmVariant* v : p.gemm_variants) {
-        if (extra && v->info.name != "cublas" && v->info.name != "coalesced") continue;
+        if (anchor_only && !v->info.anchor) continue;
+        if (extra && v->info.name != "cublas" && v->info.name != "coalesced" && v->info.name != "dmma") continue;
+        if (extra && v->info.name == "dmma" && !gemm::is_pipelined(mode)) continue;
         rows.push_back(gemm_row(v, mode, size, input));
+      }
+      // cuBLASXt beside the plain sequences of host memory, right after their anchor.
+      if (mode == gemm::Mode::Pinned || mode == gemm::Mode::Pageable) {
+        auto at = std::find_if(rows.rbegin(), rows.rend(), [&](const Row& r) {
+          return r.axes.anchor && r.axes.mode == gemm::to_string(mode) && r.axes.M == size.M && r.axes.N == size.N &&
+                 r.axes.K == size.K;
+        });
+        rows.insert(at.base(), cublasxt_row(mode, size, input));
       }
     }
     if (static_cast<double>(size.M) * size.N * size.K <= 2048.0 * 2048 * 2048) rows.push_back(eigen_row(size, input));

@@ -38,7 +38,8 @@ struct RowResult {
   double rate = 0;
   double vs_anchor = -1;           // anchor's median / this row's median; < 0: none
   double of_ceiling = -1;          // rate / the measured ceiling; < 0: none
-  std::map<std::string, double> extra;  // graph_setup_ms, rel_error, ...
+  std::map<std::string, double> extra;        // graph_setup_ms, rel_error, ...
+  std::map<std::string, std::string> labels;  // pipelined_plan, pageable_method, ...
   // The GPU around the row (NVML).
   unsigned sm_clock_before_mhz = 0, sm_clock_after_mhz = 0;
   bool throttled = false;

@@ -1,0 +1,37 @@
+#include "gemm/cublasxt.hpp"
+
+#include "common/cuda_check.hpp"
+
+namespace ks::gemm {
+
+CublasXt::CublasXt(const std::vector<int>& devices) {
+  CUBLAS_CHECK(cublasXtCreate(&handle_));
+  std::vector<int> ids = devices;
+  const cublasStatus_t s = cublasXtDeviceSelect(handle_, static_cast<int>(ids.size()), ids.data());
+  if (s != CUBLAS_STATUS_SUCCESS) {
+    cublasXtDestroy(handle_);
+    CUBLAS_CHECK(s);
+  }
+  CUBLAS_CHECK(cublasXtGetBlockDim(handle_, &block_dim_));
+}
+
+CublasXt::~CublasXt() {
+  if (handle_) cublasXtDestroy(handle_);
+}
+
+void CublasXt::set_block_dim(int block_dim) {
+  CUBLAS_CHECK(cublasXtSetBlockDim(handle_, block_dim));
+  block_dim_ = block_dim;
+}
+
+void CublasXt::run(int M, int N, int K, double alpha, const double* A, int lda, const double* B, int ldb, double beta,
+                   double* C, int ldc) {
+  CUBLAS_CHECK(cublasXtDgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, A, lda, B, ldb, &beta, C, ldc));
+}
+
+const std::vector<int>& CublasXt::block_dims() {
+  static const std::vector<int> b{1024, 2048, 4096, 8192};
+  return b;
+}
+
+}  // namespace ks::gemm

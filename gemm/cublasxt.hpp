@@ -1,0 +1,32 @@
+// cuBLASXt: NVIDIA's DGEMM on host pointers (cublasXtDgemm), which tiles the product and pipelines the tiles
+// over streams and devices itself: the anchor of the host-memory modes beside the plain copy sequences. Its
+// tile size (cublasXtSetBlockDim) matters; best_block_dim() sweeps it.
+#pragma once
+
+#include <cublasXt.h>
+
+#include <vector>
+
+namespace ks::gemm {
+
+class CublasXt {
+ public:
+  explicit CublasXt(const std::vector<int>& devices);
+  ~CublasXt();
+  CublasXt(const CublasXt&) = delete;
+  CublasXt& operator=(const CublasXt&) = delete;
+
+  void set_block_dim(int block_dim);
+  int block_dim() const { return block_dim_; }
+  // C = alpha A B + beta C on host arrays; returns when C is complete on the host.
+  void run(int M, int N, int K, double alpha, const double* A, int lda, const double* B, int ldb, double beta,
+           double* C, int ldc);
+  // Candidates for the sweep.
+  static const std::vector<int>& block_dims();
+
+ private:
+  cublasXtHandle_t handle_ = nullptr;
+  int block_dim_ = 0;
+};
+
+}  // namespace ks::gemm
