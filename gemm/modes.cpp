@@ -214,11 +214,13 @@ struct Runner::Impl {
   void reset_output() {
     CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
     // Device mode starts from C's initial value in device memory; the copy modes upload it themselves, so their
-    // device C starts poisoned (all bytes 0xff: NaN).
+    // device C starts poisoned (all bytes 0xff: NaN). On the context's stream, waited for: the suite's streams are
+    // non-blocking, so a memset on the default stream could land after the sequence's own upload of C.
     if (mode == Mode::Device && p.beta != 0.0) {
       upload_now(dC.data(), p.C0.data(), dC.bytes());
     } else if (mode != Mode::Mapped && !is_pipelined(mode) && dC.bytes()) {
-      CUDA_CHECK(cudaMemset(dC.data(), 0xff, dC.bytes()));
+      CUDA_CHECK(cudaMemsetAsync(dC.data(), 0xff, dC.bytes(), ctx.stream()));
+      CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
     }
     reset_host_c();
   }

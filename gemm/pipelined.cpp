@@ -350,6 +350,7 @@ struct Product::Impl {
     CUDA_CHECK(cudaStreamSynchronize(d2h));
     collect(w, true);
     CUDA_CHECK(cudaStreamSynchronize(comp));
+    CUDA_CHECK(cudaStreamSynchronize(h2d));  // its last event, read for the timeline
     w.h2d_ms = elapsed(w.t_start, w.t_h2d_end);
     w.compute_begin_ms = first ? 0 : elapsed(w.t_start, w.t_compute_begin);
     w.compute_ms = elapsed(w.t_start, w.t_compute_end);
