@@ -306,11 +306,16 @@ struct Product::Impl {
       const int chunks = std::min(plan.a_chunks, rows);
       auto chunk_row = [&](int q) { return static_cast<int>(static_cast<long long>(rows) * q / chunks); };
       if (r0 > 0) CUDA_CHECK(cudaStreamWaitEvent(h2d, w.block_done.get(), 0));  // A's buffer is free again
-      for (int q = 0; q < chunks; ++q) {  // A's block in row chunks, each with the event its products wait for
-        const int q0 = chunk_row(q), q1 = chunk_row(q + 1);
-        to_device(w, w.a_block.data() + q0, rows, host.A + r0 + q0, host.lda, q1 - q0, K, h2d);
-        w.a_chunk[q].record(h2d);
-      }
+      // A's block in row chunks, each with the event its products wait for: the first chunk now, the others after
+      // the first panel of B, so that the first products wait for one chunk and one panel, not for all of A.
+      auto send_a_chunks = [&](int from, int to) {
+        for (int q = from; q < to; ++q) {
+          const int q0 = chunk_row(q), q1 = chunk_row(q + 1);
+          to_device(w, w.a_block.data() + q0, rows, host.A + r0 + q0, host.lda, q1 - q0, K, h2d);
+          w.a_chunk[q].record(h2d);
+        }
+      };
+      send_a_chunks(0, 1);
       bool first_panel = true;
       for (int p = w.first_panel; p < w.first_panel + w.panels; ++p, ++tile) {
         const int c0 = p * plan.nt, cols = std::min(plan.nt, N - c0), bs = tile % 2, cs = tile % 2;
@@ -323,6 +328,7 @@ struct Product::Impl {
           to_device(w, w.c[cs].data(), rows, c_host, host.ldc, rows, cols, h2d);
           w.c_ready[cs].record(h2d);
         }
+        if (first_panel) send_a_chunks(1, chunks);
         for (const Event* e : {&w.b_ready[bs], beta != 0.0 ? &w.c_ready[cs] : &w.c_free[cs]})
           CUDA_CHECK(cudaStreamWaitEvent(comp, e->get(), 0));
         if (first) w.t_compute_begin.record(comp);

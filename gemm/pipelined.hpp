@@ -47,7 +47,7 @@ struct Plan {
 
 // Memory one device keeps for workspaces and scratch besides the plan's buffers.
 constexpr std::size_t kDeviceOverheadBytes = std::size_t(160) << 20;
-constexpr double kAChunkBytes = 256.0 * (1 << 20);
+constexpr double kAChunkBytes = 32.0 * (1 << 20);
 constexpr int kMaxAChunks = 16;
 
 // The plan with the smallest predicted time (below), among panel widths of 64 to 8192 columns and N itself,
