@@ -71,10 +71,10 @@ Plan plan(const PlanInput& in) {
     const double a = kBytes * M * K, b = kBytes * K * n_dev, c = kBytes * M * n_dev;
     p.h2d_bytes = a + p.row_blocks * b + (in.beta_nonzero ? c : 0);
     const double h2d = in.h2d_gbs * 1e6, d2h = in.d2h_gbs * 1e6;  // bytes per ms
-    const double rate = in.tflops * 1e9 * static_cast<double>(nt) / static_cast<double>(nt + 48);  // flop per ms
+    const double rate = in.tflops * 1e9 * static_cast<double>(nt) / static_cast<double>(nt + 96);  // flop per ms
     const double last_tile_back = kBytes * mt * nt / d2h;
     p.a_chunks = static_cast<int>(std::clamp(std::ceil(kBytes * mt * K / kAChunkBytes), 1.0,
-                                             static_cast<double>(std::min<long long>(kMaxAChunks, mt))));
+                                             static_cast<double>(std::min<long long>(kMaxAChunks, K))));
     p.link_ms = p.h2d_bytes / h2d;
     p.compute_ms = 2.0 * M * n_dev * K / rate;
     p.fill_ms = kBytes * (static_cast<double>(mt) * K / p.a_chunks + K * nt) / h2d;
@@ -303,15 +303,17 @@ struct Product::Impl {
     bool first = true;
     for (int r0 = 0; r0 < M; r0 += plan.mt) {
       const int rows = std::min(plan.mt, M - r0);
-      const int chunks = std::min(plan.a_chunks, rows);
-      auto chunk_row = [&](int q) { return static_cast<int>(static_cast<long long>(rows) * q / chunks); };
+      const int chunks = std::min(plan.a_chunks, std::max(1, K));
+      auto chunk_col = [&](int q) { return static_cast<int>(static_cast<long long>(K) * q / chunks); };
       if (r0 > 0) CUDA_CHECK(cudaStreamWaitEvent(h2d, w.block_done.get(), 0));  // A's buffer is free again
-      // A's block in row chunks, each with the event its products wait for: the first chunk now, the others after
-      // the first panel of B, so that the first products wait for one chunk and one panel, not for all of A.
+      // A's block in chunks of whole columns (ranges of k: wide copies), each with the event its products wait
+      // for: the first chunk now, the others after the first panel of B, so that the first products wait for one
+      // chunk and one panel, not for all of A.
       auto send_a_chunks = [&](int from, int to) {
         for (int q = from; q < to; ++q) {
-          const int q0 = chunk_row(q), q1 = chunk_row(q + 1);
-          to_device(w, w.a_block.data() + q0, rows, host.A + r0 + q0, host.lda, q1 - q0, K, h2d);
+          const int k0 = chunk_col(q), k1 = chunk_col(q + 1);
+          to_device(w, w.a_block.data() + static_cast<std::size_t>(k0) * rows, rows,
+                    host.A + r0 + static_cast<std::size_t>(k0) * host.lda, host.lda, rows, k1 - k0, h2d);
           w.a_chunk[q].record(h2d);
         }
       };
@@ -333,13 +335,15 @@ struct Product::Impl {
           CUDA_CHECK(cudaStreamWaitEvent(comp, e->get(), 0));
         if (first) w.t_compute_begin.record(comp);
         first = false;
-        // The block's first panel multiplies chunk by chunk as A arrives; the others all rows at once.
+        // The block's first panel multiplies chunk by chunk as A arrives, accumulating over the chunks' ranges of
+        // k (beta on the first, then 1); the others all of k at once.
         const int pieces = first_panel ? chunks : 1;
         for (int q = 0; q < pieces; ++q) {
-          const int q0 = first_panel ? chunk_row(q) : 0, q1 = first_panel ? chunk_row(q + 1) : rows;
+          const int k0 = first_panel ? chunk_col(q) : 0, k1 = first_panel ? chunk_col(q + 1) : K;
           CUDA_CHECK(cudaStreamWaitEvent(comp, w.a_chunk[first_panel ? q : chunks - 1].get(), 0));
-          gemm::run(variant, {q1 - q0, cols, K, alpha, w.a_block.data() + q0, rows, w.b[bs].data(), std::max(1, K),
-                              beta, w.c[cs].data() + q0, rows}, *w.ctx);
+          gemm::run(variant, {rows, cols, k1 - k0, alpha, w.a_block.data() + static_cast<std::size_t>(k0) * rows, rows,
+                              w.b[bs].data() + k0, std::max(1, K), q == 0 ? beta : 1.0, w.c[cs].data(), rows},
+                    *w.ctx);
         }
         first_panel = false;
         w.b_free[bs].record(comp);

@@ -38,7 +38,8 @@ struct Plan {
   int row_blocks = 0;    // ceil(M / mt)
   int col_panels = 0;    // ceil(N / nt), split between the devices
   int b_buffers = 2, c_buffers = 2;
-  int a_chunks = 1;      // a block of A crosses in this many row chunks; its first panel multiplies chunk by chunk
+  int a_chunks = 1;      // a block of A crosses in this many chunks of columns; its first panel multiplies (and
+                         // accumulates) chunk by chunk
   std::size_t device_bytes = 0;  // what one device holds
   double h2d_bytes = 0;          // what crosses to one device
   double link_ms = 0, compute_ms = 0, fill_ms = 0, tail_ms = 0, predicted_ms = 0;
@@ -54,9 +55,10 @@ constexpr int kMaxAChunks = 16;
 // with MT as large as the budget allows (M when A fits). Throws std::invalid_argument when the budget holds
 // not even one 64-row block of A with two 64-column panels and tiles. Per device, with d devices and N/d columns:
 //   link    = (A + row_blocks x B/d (+ C/d when beta != 0)) / h2d
-//   compute = 2 M (N/d) K / (tflops x nt / (nt + 48))        (thin panels multiply below the full rate)
+//   compute = 2 M (N/d) K / (tflops x nt / (nt + 96))        (thin panels multiply below the full rate)
 //   fill    = (first chunk of A + first panel) / h2d         (nothing multiplies before; a block of A crosses in
-//                                                             up to kMaxAChunks chunks of about kAChunkBytes)
+//                                                             up to kMaxAChunks chunks of whole columns, about
+//                                                             kAChunkBytes each)
 //   tail    = the last panel's products + the last tile's return / d2h
 //   time    = max(link + tail, fill + compute + the last tile's return)
 Plan plan(const PlanInput& in);
