@@ -55,73 +55,98 @@ __global__ void dfma_kernel(double seed, double* sink) {
   if (s == -1.0) *sink = s;
 }
 
+// Times one launch sequence with the suite's timer: a fixed number of repetitions after a long warm-up (a GPU
+// that was idle raises its clocks over the first tens of milliseconds of work).
+TimingStats time_fixed(cudaStream_t stream, int repetitions, const std::function<void()>& run,
+                       bool blocks_host = false) {
+  const TimingOptions opt{.warmup = 50, .min_repetitions = repetitions, .max_repetitions = repetitions};
+  return time_on_stream(stream, opt, {.run = [&run](int) { run(); }, .blocks_host = blocks_host});
+}
+
+struct DeviceShape {
+  int sms = 0, threads_per_sm = 0;
+};
+
+DeviceShape current_device_shape() {
+  DeviceShape d;
+  int dev = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&d.sms, cudaDevAttrMultiProcessorCount, dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&d.threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
+  return d;
+}
+
+// Read + write bandwidth (GB/s) of an elementwise kernel over 2^28 floats.
+double elementwise_bandwidth(cudaStream_t stream, int repetitions, const DeviceShape& dev) {
+  const std::size_t n = std::size_t(1) << 28;
+  DeviceBuffer<float> x(n), y(n);
+  CUDA_CHECK(cudaMemsetAsync(x.data(), 0, x.bytes(), stream));
+  const int grid = dev.sms * (dev.threads_per_sm / 256);
+  const TimingStats t = time_fixed(stream, repetitions, [&] {
+    elementwise_kernel<<<grid, 256, 0, stream>>>(reinterpret_cast<const float4*>(x.data()),
+                                                 reinterpret_cast<float4*>(y.data()), n / 4, 0.5f, 0.25f, 1.0f);
+    CUDA_CHECK_LAUNCH();
+  });
+  return 2.0 * n * sizeof(float) / (t.median_ms * 1e6);
+}
+
+// Read-only bandwidth (GB/s) over 2 GiB: the ceiling of a reduction.
+double read_bandwidth(cudaStream_t stream, int repetitions, const DeviceShape& dev) {
+  const std::size_t bytes = std::size_t(2) << 30;
+  DeviceBuffer<uint4> x(bytes / sizeof(uint4));
+  DeviceBuffer<unsigned> sink(1);
+  CUDA_CHECK(cudaMemsetAsync(x.data(), 1, x.bytes(), stream));
+  int per_sm = 0;
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, read_kernel, 256, 0));
+  const int grid = dev.sms * per_sm;
+  const TimingStats t = time_fixed(stream, repetitions, [&] {
+    read_kernel<<<grid, 256, 0, stream>>>(x.data(), x.size(), sink.data());
+    CUDA_CHECK_LAUNCH();
+  });
+  return bytes / (t.median_ms * 1e6);
+}
+
+// FP64 FMA throughput (TFLOP/s) of the CUDA cores.
+double fp64_fma_throughput(cudaStream_t stream, int repetitions, const DeviceShape& dev) {
+  DeviceBuffer<double> sink(1);
+  const int grid = dev.sms * (dev.threads_per_sm / 256);
+  const TimingStats t = time_fixed(stream, repetitions, [&] {
+    dfma_kernel<<<grid, 256, 0, stream>>>(1.0, sink.data());
+    CUDA_CHECK_LAUNCH();
+  });
+  return 2.0 * grid * 256.0 * kChains * kFmaIterations / (t.median_ms * 1e9);
+}
+
+// Host <-> device copy bandwidths (GB/s) of 256 MiB: pinned both ways, pageable up.
+void copy_bandwidths(cudaStream_t stream, int repetitions, Ceilings& c) {
+  const std::size_t bytes = std::size_t(256) << 20;
+  DeviceBuffer<unsigned char> d(bytes);
+  PinnedBuffer<unsigned char> pinned(bytes);
+  std::vector<unsigned char> pageable(bytes, 1);
+  const TimingStats tp = time_fixed(stream, repetitions, [&] {
+    CUDA_CHECK(cudaMemcpyAsync(d.data(), pinned.data(), bytes, cudaMemcpyHostToDevice, stream));
+  });
+  // A copy from pageable memory returns only once it is staged: it waits for the stream.
+  const TimingStats tq = time_fixed(
+      stream, repetitions,
+      [&] { CUDA_CHECK(cudaMemcpyAsync(d.data(), pageable.data(), bytes, cudaMemcpyHostToDevice, stream)); }, true);
+  const TimingStats td = time_fixed(stream, repetitions, [&] {
+    CUDA_CHECK(cudaMemcpyAsync(pinned.data(), d.data(), bytes, cudaMemcpyDeviceToHost, stream));
+  });
+  c.h2d_pinned_gbs = bytes / (tp.median_ms * 1e6);
+  c.h2d_pageable_gbs = bytes / (tq.median_ms * 1e6);
+  c.d2h_pinned_gbs = bytes / (td.median_ms * 1e6);
+}
+
 }  // namespace
 
 Ceilings measure_ceilings(cudaStream_t stream, int repetitions) {
   Ceilings c;
-  // A GPU that was idle raises its clocks over the first tens of milliseconds of work: warm up well.
-  const TimingOptions opt{.warmup = 50, .min_repetitions = repetitions, .max_repetitions = repetitions};
-  auto time = [&](std::function<void()> run, bool blocks_host = false) {
-    return time_on_stream(stream, opt, {.run = [&run](int) { run(); }, .blocks_host = blocks_host});
-  };
-  int dev = 0, sms = 0, threads_per_sm = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
-
-  const std::size_t n = std::size_t(1) << 28;
-  {
-    DeviceBuffer<float> x(n), y(n);
-    CUDA_CHECK(cudaMemsetAsync(x.data(), 0, x.bytes(), stream));
-    const int grid = sms * (threads_per_sm / 256);
-    const TimingStats t = time([&] {
-      elementwise_kernel<<<grid, 256, 0, stream>>>(reinterpret_cast<const float4*>(x.data()),
-                                                   reinterpret_cast<float4*>(y.data()), n / 4, 0.5f, 0.25f, 1.0f);
-      CUDA_CHECK_LAUNCH();
-    });
-    c.device_bandwidth_gbs = 2.0 * n * sizeof(float) / (t.median_ms * 1e6);
-  }
-  {
-    const std::size_t bytes = std::size_t(2) << 30;
-    DeviceBuffer<uint4> x(bytes / sizeof(uint4));
-    DeviceBuffer<unsigned> sink(1);
-    CUDA_CHECK(cudaMemsetAsync(x.data(), 1, x.bytes(), stream));
-    int per_sm = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, read_kernel, 256, 0));
-    const int grid = sms * per_sm;
-    const TimingStats t = time([&] {
-      read_kernel<<<grid, 256, 0, stream>>>(x.data(), x.size(), sink.data());
-      CUDA_CHECK_LAUNCH();
-    });
-    c.device_read_bandwidth_gbs = bytes / (t.median_ms * 1e6);
-  }
-  {
-    DeviceBuffer<double> sink(1);
-    const int grid = sms * (threads_per_sm / 256);
-    const TimingStats t = time([&] {
-      dfma_kernel<<<grid, 256, 0, stream>>>(1.0, sink.data());
-      CUDA_CHECK_LAUNCH();
-    });
-    c.fp64_fma_tflops = 2.0 * grid * 256.0 * kChains * kFmaIterations / (t.median_ms * 1e9);
-  }
-  {
-    const std::size_t bytes = std::size_t(256) << 20;
-    DeviceBuffer<unsigned char> d(bytes);
-    PinnedBuffer<unsigned char> pinned(bytes);
-    std::vector<unsigned char> pageable(bytes, 1);
-    const TimingStats tp = time([&] {
-      CUDA_CHECK(cudaMemcpyAsync(d.data(), pinned.data(), bytes, cudaMemcpyHostToDevice, stream));
-    });
-    // A copy from pageable memory returns only once it is staged: it waits for the stream.
-    const TimingStats tq = time(
-        [&] { CUDA_CHECK(cudaMemcpyAsync(d.data(), pageable.data(), bytes, cudaMemcpyHostToDevice, stream)); }, true);
-    const TimingStats td = time([&] {
-      CUDA_CHECK(cudaMemcpyAsync(pinned.data(), d.data(), bytes, cudaMemcpyDeviceToHost, stream));
-    });
-    c.h2d_pinned_gbs = bytes / (tp.median_ms * 1e6);
-    c.h2d_pageable_gbs = bytes / (tq.median_ms * 1e6);
-    c.d2h_pinned_gbs = bytes / (td.median_ms * 1e6);
-  }
+  const DeviceShape dev = current_device_shape();
+  c.device_bandwidth_gbs = elementwise_bandwidth(stream, repetitions, dev);
+  c.device_read_bandwidth_gbs = read_bandwidth(stream, repetitions, dev);
+  c.fp64_fma_tflops = fp64_fma_throughput(stream, repetitions, dev);
+  copy_bandwidths(stream, repetitions, c);
   measure_host_ceilings(c, 3);
   return c;
 }

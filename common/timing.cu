@@ -136,84 +136,122 @@ bool StreamBlocker::timed_out() const {
   return f[1] != 0;
 }
 
+namespace {
+
+// The samples of one timed region: how each is taken (batch size, rotation, graph, blocker) and what changes
+// when the blocking kernel times out.
+class Sampling {
+ public:
+  Sampling(cudaStream_t stream, const TimingOptions& opts, const StreamWork& work)
+      : stream_(stream), opts_(opts), work_(work), cold_(static_cast<bool>(work.flush)) {
+    if (opts.blocking && !work.blocks_host) blocker_.emplace();
+  }
+
+  // One sample of `batch_` launches into `per_launch_ms`; false when the blocking kernel timed out (the sample
+  // is not trusted).
+  bool sample(double& per_launch_ms) {
+    if (cold_ && batch_ == 1) work_.flush();
+    if (blocker_) blocker_->block(stream_);
+    timer_.start(stream_);
+    if (graph_) {
+      graph_.launch(stream_);
+    } else {
+      for (int b = 0; b < batch_; ++b) {
+        work_.run(next_copy_);
+        next_copy_ = (next_copy_ + 1) % copies_;
+      }
+    }
+    timer_.stop(stream_);
+    if (blocker_) blocker_->release();
+    per_launch_ms = timer_.elapsed_ms() / batch_;
+    return !(blocker_ && blocker_->timed_out());
+  }
+
+  // The first sample, retried without the blocker if it keeps timing out.
+  double first_sample() {
+    double ms = 0;
+    for (int tries = 1; !sample(ms); ++tries)
+      if (tries == 3) blocker_.reset();
+    return ms;
+  }
+
+  // Batches for launches shorter than opts.batch_below_ms; cold ones rotate over input copies that hold
+  // rotate_l2_multiple times the L2 (every copy in each batch), or are not batched where they cannot. True
+  // when the batch changed (earlier samples no longer compare).
+  bool choose_batch(double first_ms) {
+    if (!blocker_ || first_ms >= opts_.batch_below_ms) return false;
+    batch_ = static_cast<int>(std::clamp(std::ceil(opts_.batch_ms / std::max(first_ms, 1e-4)), 2.0,
+                                         static_cast<double>(std::max(2, opts_.max_batch))));
+    if (cold_) {
+      const double l2 = l2_bytes_of_current_device();
+      const int wanted = work_.bytes_per_copy
+                             ? static_cast<int>(std::ceil(opts_.rotate_l2_multiple * l2 / work_.bytes_per_copy))
+                             : 0;
+      copies_ = work_.make_copies && wanted > 1 ? work_.make_copies(wanted) : 1;
+      if (copies_ < 2 || static_cast<double>(copies_) * work_.bytes_per_copy < 2 * l2) batch_ = copies_ = 1;
+    }
+    if (batch_ == 1) return false;
+    batch_ = std::max(batch_, copies_);
+    if (opts_.graph_batches) graph_ = capture_batch(stream_, work_, batch_, copies_);
+    return true;
+  }
+
+  // The blocker gave up before a sample was queued: smaller batches, and after repeated failures none.
+  void after_timeout() {
+    if (batch_ > 1) {
+      batch_ = std::max(1, batch_ / 2);
+      if (batch_ == 1) copies_ = 1;
+      graph_ = batch_ > 1 && opts_.graph_batches ? capture_batch(stream_, work_, batch_, copies_) : GraphExec();
+    } else if (++timeouts_ >= 3) {
+      blocker_.reset();
+    }
+    next_copy_ = 0;
+  }
+
+  void describe(TimingStats& stats) const {
+    stats.batch = batch_;
+    stats.graph = static_cast<bool>(graph_);
+    stats.blocked = blocker_.has_value();
+    stats.l2 = !cold_ ? "warm" : copies_ > 1 ? "rotate:" + std::to_string(copies_) : "flush";
+  }
+
+ private:
+  cudaStream_t stream_;
+  const TimingOptions& opts_;
+  const StreamWork& work_;
+  bool cold_;
+  EventTimer timer_;
+  std::optional<StreamBlocker> blocker_;
+  GraphExec graph_;  // the batch as one graph, once captured
+  int batch_ = 1, copies_ = 1, next_copy_ = 0, timeouts_ = 0;
+};
+
+}  // namespace
+
 TimingStats time_on_stream(cudaStream_t stream, const TimingOptions& opts, const StreamWork& work) {
   if (opts.min_repetitions < 1 || opts.max_repetitions < opts.min_repetitions)
     throw std::invalid_argument("time_on_stream: need 1 <= min_repetitions <= max_repetitions");
-  const bool cold = static_cast<bool>(work.flush);
   for (int i = 0; i < opts.warmup; ++i) {
-    if (cold) work.flush();
+    if (work.flush) work.flush();
     work.run(0);
   }
   CUDA_CHECK(cudaStreamSynchronize(stream));
-
-  EventTimer timer;
-  std::optional<StreamBlocker> blocker;
-  if (opts.blocking && !work.blocks_host) blocker.emplace();
-  int batch = 1, copies = 1, next_copy = 0, timeouts = 0;
-  GraphExec graph;  // the batch as one graph, once captured
-  // One sample of `batch` launches; false when the blocking kernel timed out (the sample is not trusted).
-  auto sample = [&](double& per_launch_ms) {
-    if (cold && batch == 1) work.flush();
-    if (blocker) blocker->block(stream);
-    timer.start(stream);
-    if (graph) {
-      graph.launch(stream);
-    } else {
-      for (int b = 0; b < batch; ++b) {
-        work.run(next_copy);
-        next_copy = (next_copy + 1) % copies;
-      }
-    }
-    timer.stop(stream);
-    if (blocker) blocker->release();
-    per_launch_ms = timer.elapsed_ms() / batch;
-    return !(blocker && blocker->timed_out());
-  };
-
+  Sampling sampling(stream, opts, work);
   Sampler s{opts, {}};
-  double first = 0;
-  for (int tries = 1; !sample(first); ++tries)
-    if (tries == 3) blocker.reset();  // the blocker keeps timing out: sample without it
-  s.samples.push_back(first);
-  if (blocker && first < opts.batch_below_ms) {
-    batch = static_cast<int>(std::clamp(std::ceil(opts.batch_ms / std::max(first, 1e-4)), 2.0,
-                                        static_cast<double>(std::max(2, opts.max_batch))));
-    if (cold) {  // a batch cannot flush between its launches: rotate over input copies instead, or do not batch
-      const double l2 = l2_bytes_of_current_device();
-      const int wanted =
-          work.bytes_per_copy ? static_cast<int>(std::ceil(opts.rotate_l2_multiple * l2 / work.bytes_per_copy)) : 0;
-      copies = work.make_copies && wanted > 1 ? work.make_copies(wanted) : 1;
-      if (copies < 2 || static_cast<double>(copies) * work.bytes_per_copy < 2 * l2) batch = copies = 1;
-    }
-    if (batch > 1) {
-      s.samples.clear();
-      batch = std::max(batch, copies);  // every copy in each batch, so none is cached when it comes round
-      if (opts.graph_batches) graph = capture_batch(stream, work, batch, copies);
-    }
-  }
+  const double first = sampling.first_sample();
+  if (!sampling.choose_batch(first)) s.samples.push_back(first);
   s.start = std::chrono::steady_clock::now();
   while (!s.done()) {
     double t = 0;
-    if (sample(t)) {
+    if (sampling.sample(t)) {
       s.samples.push_back(t);
-      continue;
+    } else {
+      s.samples.clear();
+      sampling.after_timeout();
     }
-    // The blocker gave up before the sample was queued: smaller batches, and after repeated failures none.
-    s.samples.clear();
-    if (batch > 1) {
-      batch = std::max(1, batch / 2);
-      if (batch == 1) copies = 1;
-      graph = batch > 1 && opts.graph_batches ? capture_batch(stream, work, batch, copies) : GraphExec();
-    } else if (++timeouts >= 3) {
-      blocker.reset();
-    }
-    next_copy = 0;
   }
   TimingStats stats = TimingStats::from_samples(std::move(s.samples), opts.noise_target);
-  stats.batch = batch;
-  stats.graph = static_cast<bool>(graph);
-  stats.blocked = blocker.has_value();
-  stats.l2 = !cold ? "warm" : copies > 1 ? "rotate:" + std::to_string(copies) : "flush";
+  sampling.describe(stats);
   return stats;
 }
 

@@ -292,77 +292,87 @@ struct Product::Impl {
     }
   }
 
+  // A block of A's rows, and how it crosses: in chunks of whole columns (ranges of k: wide copies).
+  struct Block {
+    int r0, rows, chunks, K;
+    int chunk_col(int q) const { return static_cast<int>(static_cast<long long>(K) * q / chunks); }
+  };
+
   // This device's share: its panels of C, block by block of A's rows.
   void run_device(DeviceWork& w) {
     CUDA_CHECK(cudaSetDevice(w.device));
-    const cudaStream_t h2d = w.h2d.get(), comp = w.compute.get(), d2h = w.d2h.get();
-    w.t_start.record(h2d);
-    CUDA_CHECK(cudaStreamWaitEvent(comp, w.t_start.get(), 0));
-    CUDA_CHECK(cudaStreamWaitEvent(d2h, w.t_start.get(), 0));
+    w.t_start.record(w.h2d.get());
+    CUDA_CHECK(cudaStreamWaitEvent(w.compute.get(), w.t_start.get(), 0));
+    CUDA_CHECK(cudaStreamWaitEvent(w.d2h.get(), w.t_start.get(), 0));
     int tile = 0;
-    bool first = true;
     for (int r0 = 0; r0 < M; r0 += plan.mt) {
-      const int rows = std::min(plan.mt, M - r0);
-      const int chunks = std::min(plan.a_chunks, std::max(1, K));
-      auto chunk_col = [&](int q) { return static_cast<int>(static_cast<long long>(K) * q / chunks); };
-      if (r0 > 0) CUDA_CHECK(cudaStreamWaitEvent(h2d, w.block_done.get(), 0));  // A's buffer is free again
-      // A's block in chunks of whole columns (ranges of k: wide copies), each with the event its products wait
-      // for: the first chunk now, the others after the first panel of B, so that the first products wait for one
-      // chunk and one panel, not for all of A.
-      auto send_a_chunks = [&](int from, int to) {
-        for (int q = from; q < to; ++q) {
-          const int k0 = chunk_col(q), k1 = chunk_col(q + 1);
-          to_device(w, w.a_block.data() + static_cast<std::size_t>(k0) * rows, rows,
-                    host.A + r0 + static_cast<std::size_t>(k0) * host.lda, host.lda, rows, k1 - k0, h2d);
-          w.a_chunk[q].record(h2d);
-        }
-      };
-      send_a_chunks(0, 1);
-      bool first_panel = true;
-      for (int p = w.first_panel; p < w.first_panel + w.panels; ++p, ++tile) {
-        const int c0 = p * plan.nt, cols = std::min(plan.nt, N - c0), bs = tile % 2, cs = tile % 2;
-        CUDA_CHECK(cudaStreamWaitEvent(h2d, w.b_free[bs].get(), 0));
-        to_device(w, w.b[bs].data(), std::max(1, K), host.B + static_cast<std::size_t>(c0) * host.ldb, host.ldb, K, cols, h2d);
-        w.b_ready[bs].record(h2d);
-        double* c_host = host.C + r0 + static_cast<std::size_t>(c0) * host.ldc;
-        if (beta != 0.0) {
-          CUDA_CHECK(cudaStreamWaitEvent(h2d, w.c_free[cs].get(), 0));
-          to_device(w, w.c[cs].data(), rows, c_host, host.ldc, rows, cols, h2d);
-          w.c_ready[cs].record(h2d);
-        }
-        if (first_panel) send_a_chunks(1, chunks);
-        for (const Event* e : {&w.b_ready[bs], beta != 0.0 ? &w.c_ready[cs] : &w.c_free[cs]})
-          CUDA_CHECK(cudaStreamWaitEvent(comp, e->get(), 0));
-        if (first) w.t_compute_begin.record(comp);
-        first = false;
-        // The block's first panel multiplies chunk by chunk as A arrives, accumulating over the chunks' ranges of
-        // k (beta on the first, then 1); the others all of k at once.
-        const int pieces = first_panel ? chunks : 1;
-        for (int q = 0; q < pieces; ++q) {
-          const int k0 = first_panel ? chunk_col(q) : 0, k1 = first_panel ? chunk_col(q + 1) : K;
-          CUDA_CHECK(cudaStreamWaitEvent(comp, w.a_chunk[first_panel ? q : chunks - 1].get(), 0));
-          gemm::run(variant, {rows, cols, k1 - k0, alpha, w.a_block.data() + static_cast<std::size_t>(k0) * rows, rows,
-                              w.b[bs].data() + k0, std::max(1, K), q == 0 ? beta : 1.0, w.c[cs].data(), rows},
-                    *w.ctx);
-        }
-        first_panel = false;
-        w.b_free[bs].record(comp);
-        w.c_done[cs].record(comp);
-        CUDA_CHECK(cudaStreamWaitEvent(d2h, w.c_done[cs].get(), 0));
-        to_host(w, c_host, host.ldc, w.c[cs].data(), rows, rows, cols, d2h);
-        w.c_free[cs].record(d2h);
-      }
-      w.block_done.record(comp);
+      const Block b{r0, std::min(plan.mt, M - r0), std::min(plan.a_chunks, std::max(1, K)), K};
+      if (r0 > 0) CUDA_CHECK(cudaStreamWaitEvent(w.h2d.get(), w.block_done.get(), 0));  // A's buffer is free again
+      // The block's first chunk of A now, the others after the first panel of B, so that the first products wait
+      // for one chunk and one panel, not for all of A.
+      send_a_chunks(w, b, 0, 1);
+      for (int p = w.first_panel; p < w.first_panel + w.panels; ++p, ++tile) run_panel(w, b, p, tile);
+      w.block_done.record(w.compute.get());
     }
-    w.t_h2d_end.record(h2d);
-    w.t_compute_end.record(comp);
-    w.t_d2h_end.record(d2h);
-    CUDA_CHECK(cudaStreamSynchronize(d2h));
+    finish_timeline(w, tile > 0);
+  }
+
+  // Chunks [from, to) of the block's A, each with the event its products wait for.
+  void send_a_chunks(DeviceWork& w, const Block& b, int from, int to) {
+    for (int q = from; q < to; ++q) {
+      const int k0 = b.chunk_col(q), k1 = b.chunk_col(q + 1);
+      to_device(w, w.a_block.data() + static_cast<std::size_t>(k0) * b.rows, b.rows,
+                host.A + b.r0 + static_cast<std::size_t>(k0) * host.lda, host.lda, b.rows, k1 - k0, w.h2d.get());
+      w.a_chunk[q].record(w.h2d.get());
+    }
+  }
+
+  // Tile (block b, panel p) of C: B's panel and C's tile up, the products, C's tile down; buffers alternate.
+  void run_panel(DeviceWork& w, const Block& b, int p, int tile) {
+    const cudaStream_t h2d = w.h2d.get(), comp = w.compute.get(), d2h = w.d2h.get();
+    const bool first_panel = p == w.first_panel;
+    const int c0 = p * plan.nt, cols = std::min(plan.nt, N - c0), bs = tile % 2, cs = tile % 2;
+    CUDA_CHECK(cudaStreamWaitEvent(h2d, w.b_free[bs].get(), 0));
+    to_device(w, w.b[bs].data(), std::max(1, K), host.B + static_cast<std::size_t>(c0) * host.ldb, host.ldb, K, cols, h2d);
+    w.b_ready[bs].record(h2d);
+    double* c_host = host.C + b.r0 + static_cast<std::size_t>(c0) * host.ldc;
+    if (beta != 0.0) {
+      CUDA_CHECK(cudaStreamWaitEvent(h2d, w.c_free[cs].get(), 0));
+      to_device(w, w.c[cs].data(), b.rows, c_host, host.ldc, b.rows, cols, h2d);
+      w.c_ready[cs].record(h2d);
+    }
+    if (first_panel) send_a_chunks(w, b, 1, b.chunks);
+    for (const Event* e : {&w.b_ready[bs], beta != 0.0 ? &w.c_ready[cs] : &w.c_free[cs]})
+      CUDA_CHECK(cudaStreamWaitEvent(comp, e->get(), 0));
+    if (tile == 0) w.t_compute_begin.record(comp);
+    // The block's first panel multiplies chunk by chunk as A arrives, accumulating over the chunks' ranges of k
+    // (beta on the first, then 1); the others all of k at once.
+    const int pieces = first_panel ? b.chunks : 1;
+    for (int q = 0; q < pieces; ++q) {
+      const int k0 = first_panel ? b.chunk_col(q) : 0, k1 = first_panel ? b.chunk_col(q + 1) : K;
+      CUDA_CHECK(cudaStreamWaitEvent(comp, w.a_chunk[first_panel ? q : b.chunks - 1].get(), 0));
+      gemm::run(variant, {b.rows, cols, k1 - k0, alpha, w.a_block.data() + static_cast<std::size_t>(k0) * b.rows, b.rows,
+                          w.b[bs].data() + k0, std::max(1, K), q == 0 ? beta : 1.0, w.c[cs].data(), b.rows},
+                *w.ctx);
+    }
+    w.b_free[bs].record(comp);
+    w.c_done[cs].record(comp);
+    CUDA_CHECK(cudaStreamWaitEvent(d2h, w.c_done[cs].get(), 0));
+    to_host(w, c_host, host.ldc, w.c[cs].data(), b.rows, b.rows, cols, d2h);
+    w.c_free[cs].record(d2h);
+  }
+
+  // Waits for the three streams, brings the last staged pieces home and reads the timeline's events.
+  void finish_timeline(DeviceWork& w, bool computed) {
+    w.t_h2d_end.record(w.h2d.get());
+    w.t_compute_end.record(w.compute.get());
+    w.t_d2h_end.record(w.d2h.get());
+    CUDA_CHECK(cudaStreamSynchronize(w.d2h.get()));
     collect(w, true);
-    CUDA_CHECK(cudaStreamSynchronize(comp));
-    CUDA_CHECK(cudaStreamSynchronize(h2d));  // its last event, read for the timeline
+    CUDA_CHECK(cudaStreamSynchronize(w.compute.get()));
+    CUDA_CHECK(cudaStreamSynchronize(w.h2d.get()));  // its last event, read for the timeline
     w.h2d_ms = elapsed(w.t_start, w.t_h2d_end);
-    w.compute_begin_ms = first ? 0 : elapsed(w.t_start, w.t_compute_begin);
+    w.compute_begin_ms = computed ? elapsed(w.t_start, w.t_compute_begin) : 0;
     w.compute_ms = elapsed(w.t_start, w.t_compute_end);
     w.d2h_ms = elapsed(w.t_start, w.t_d2h_end);
   }

@@ -78,17 +78,8 @@ TimingOptions timing_options(const RunOptions& o) {
   return t;
 }
 
-}  // namespace
-
-Plan make_plan(const RunOptions& o) {
-  Plan p;
-  const bool all = o.suite == "all";
-  p.gemm = all || o.suite == "gemm";
-  p.reduce = all || o.suite == "reduce";
-  p.integral = all || o.suite == "integral";
-  check_given(o, p.gemm, p.reduce || p.integral);
-  const bool defaults = o.sizes.empty();
-  const bool explicit_pattern = o.given_option("--variants");
+// The regular expression of --variants, which must match some variant of the chosen suites.
+std::regex variant_pattern(const RunOptions& o, const Plan& p) {
   cli::check_pattern(o.variants, "--variants");
   const std::regex pattern(o.variants);
   bool matched = false;
@@ -99,25 +90,26 @@ Plan make_plan(const RunOptions& o) {
     throw std::invalid_argument("--variants '" + o.variants + "' matches no variant of --suite " + o.suite +
                                 ". gemm: " + joined(gemm::registry().names()) + ". reduce: " +
                                 joined(reduce::registry().names()));
-  if (all && !defaults && o.sizes.find('x') != std::string::npos)
-    throw std::invalid_argument("--sizes: MxNxK sizes need --suite gemm");
-  std::vector<reduce::DType> types;
-  if (!o.types.empty())
-    for (const std::string& t : split_list(o.types)) types.push_back(reduce::parse_dtype(t));
-  if (p.gemm) {
-    p.gemm_variants = select(gemm::registry(), pattern, explicit_pattern);
-    p.gemm_sizes = parse_gemm_sizes(defaults ? "1024,2048,4096" : o.sizes);
-    p.modes = {gemm::Mode::Device};
-    if (!o.modes.empty()) {
-      p.modes.clear();
-      for (const std::string& m : split_list(o.modes)) p.modes.push_back(gemm::parse_mode(m));
-    } else if (defaults) {
-      p.extra_modes = {gemm::Mode::Pageable,        gemm::Mode::Pinned,           gemm::Mode::Graph,
-                       gemm::Mode::Mapped,          gemm::Mode::PinnedPipelined,  gemm::Mode::PageablePipelined};
-    }
+  return pattern;
+}
+
+// GEMM sizes and launch modes; the default run adds every other mode at its first size.
+void plan_gemm(const RunOptions& o, const std::regex& pattern, Plan& p) {
+  const bool defaults = o.sizes.empty();
+  p.gemm_variants = select(gemm::registry(), pattern, o.given_option("--variants"));
+  p.gemm_sizes = parse_gemm_sizes(defaults ? "1024,2048,4096" : o.sizes);
+  p.modes = {gemm::Mode::Device};
+  if (!o.modes.empty()) {
+    p.modes.clear();
+    for (const std::string& m : split_list(o.modes)) p.modes.push_back(gemm::parse_mode(m));
+  } else if (defaults) {
+    p.extra_modes = {gemm::Mode::Pageable,        gemm::Mode::Pinned,           gemm::Mode::Graph,
+                     gemm::Mode::Mapped,          gemm::Mode::PinnedPipelined,  gemm::Mode::PageablePipelined};
   }
-  p.gemm_cold = o.l2 == "cold";
-  p.reduce_cold = o.l2 != "warm";
+}
+
+// The options of the pipelined modes, refused where no pipelined mode runs.
+void plan_pipelined(const RunOptions& o, Plan& p) {
   const bool pipelined = std::any_of(p.modes.begin(), p.modes.end(), gemm::is_pipelined);
   for (const char* name : {"--device-memory", "--devices", "--pageable"})
     if (o.given_option(name) && !pipelined)
@@ -129,9 +121,16 @@ Plan make_plan(const RunOptions& o) {
     p.devices.clear();
     for (const std::string& d : split_list(o.devices)) p.devices.push_back(static_cast<int>(parse_index(d, "--devices")));
   }
-  p.validate = o.validate;
   p.pageable = o.pageable;
-  if (p.reduce || p.integral) p.reduce_variants = select(reduce::registry(), pattern, explicit_pattern);
+}
+
+// Reduction and integral counts and element types.
+void plan_reduce(const RunOptions& o, const std::regex& pattern, Plan& p) {
+  const bool defaults = o.sizes.empty();
+  std::vector<reduce::DType> types;
+  if (!o.types.empty())
+    for (const std::string& t : split_list(o.types)) types.push_back(reduce::parse_dtype(t));
+  if (p.reduce || p.integral) p.reduce_variants = select(reduce::registry(), pattern, o.given_option("--variants"));
   if (p.reduce) {
     p.reduce_counts = parse_counts(defaults ? "2^20,2^24,2^28" : o.sizes);
     p.reduce_types = types.empty() ? std::vector<reduce::DType>{reduce::DType::I64, reduce::DType::F64} : types;
@@ -140,6 +139,26 @@ Plan make_plan(const RunOptions& o) {
     p.integral_counts = parse_counts(defaults ? "100000000" : o.sizes);
     p.integral_types = types.empty() ? std::vector<reduce::DType>{reduce::DType::F32, reduce::DType::F64} : types;
   }
+}
+
+}  // namespace
+
+Plan make_plan(const RunOptions& o) {
+  Plan p;
+  const bool all = o.suite == "all";
+  p.gemm = all || o.suite == "gemm";
+  p.reduce = all || o.suite == "reduce";
+  p.integral = all || o.suite == "integral";
+  check_given(o, p.gemm, p.reduce || p.integral);
+  const std::regex pattern = variant_pattern(o, p);
+  if (all && !o.sizes.empty() && o.sizes.find('x') != std::string::npos)
+    throw std::invalid_argument("--sizes: MxNxK sizes need --suite gemm");
+  if (p.gemm) plan_gemm(o, pattern, p);
+  p.gemm_cold = o.l2 == "cold";
+  p.reduce_cold = o.l2 != "warm";
+  plan_pipelined(o, p);
+  p.validate = o.validate;
+  plan_reduce(o, pattern, p);
   p.block = o.block;
   check_block(p);
   p.timing = timing_options(o);
