@@ -110,6 +110,10 @@ struct Ring {
     for (auto& s : slots) s = PinnedBuffer<double>((bytes + 7) / 8);
     for (auto& e : done) e = Event(cudaEventDisableTiming);
   }
+  // Whole columns of `rows` doubles that fit in a slot (at least one).
+  int columns_per_slot(int rows) const {
+    return static_cast<int>(std::max<std::size_t>(1, slot_bytes / (8 * static_cast<std::size_t>(rows))));
+  }
 };
 
 // Host copy of `cols` columns of `rows` doubles between two column-major layouts, spread over the host's cores.
@@ -221,26 +225,28 @@ struct Product::Impl {
     return std::max(1e-3, flops(rows, cols, K) / (ms * 1e9));
   }
 
+  // rows x cols of column-major doubles (leading dimensions src_ld, dst_ld) as one 2D copy on `s`.
+  static void copy_columns(double* dst, int dst_ld, const double* src, int src_ld, int rows, int cols,
+                           cudaMemcpyKind kind, cudaStream_t s) {
+    CUDA_CHECK(cudaMemcpy2DAsync(dst, 8 * static_cast<std::size_t>(dst_ld), src, 8 * static_cast<std::size_t>(src_ld),
+                                 8 * static_cast<std::size_t>(rows), cols, kind, s));
+  }
+
   // Host block (rows x cols at src, leading dimension src_ld) to device (dst, dst_ld) on `s`.
   void to_device(DeviceWork& w, double* dst, int dst_ld, const double* src, int src_ld, int rows, int cols,
                  cudaStream_t s) {
     if (rows == 0 || cols == 0) return;
-    if (!staged()) {
-      CUDA_CHECK(cudaMemcpy2DAsync(dst, 8 * static_cast<std::size_t>(dst_ld), src, 8 * static_cast<std::size_t>(src_ld),
-                                   8 * static_cast<std::size_t>(rows), cols, cudaMemcpyHostToDevice, s));
-      return;
-    }
+    if (!staged()) return copy_columns(dst, dst_ld, src, src_ld, rows, cols, cudaMemcpyHostToDevice, s);
     Ring& r = *w.up;
-    const int per_slot = static_cast<int>(std::max<std::size_t>(1, r.slot_bytes / (8 * static_cast<std::size_t>(rows))));
+    const int per_slot = r.columns_per_slot(rows);
     for (int c = 0; c < cols; c += per_slot) {
       const int n = std::min(per_slot, cols - c);
       const int slot = r.next++ % Ring::kSlots;
       collect(w, false);                          // return whatever has come back meanwhile
       CUDA_CHECK(cudaEventSynchronize(r.done[slot].get()));  // its previous DMA has left the slot
       host_copy(r.slots[slot].data(), rows, src + static_cast<std::size_t>(c) * src_ld, src_ld, rows, n);
-      CUDA_CHECK(cudaMemcpy2DAsync(dst + static_cast<std::size_t>(c) * dst_ld, 8 * static_cast<std::size_t>(dst_ld),
-                                   r.slots[slot].data(), 8 * static_cast<std::size_t>(rows), 8 * static_cast<std::size_t>(rows),
-                                   n, cudaMemcpyHostToDevice, s));
+      copy_columns(dst + static_cast<std::size_t>(c) * dst_ld, dst_ld, r.slots[slot].data(), rows, rows, n,
+                   cudaMemcpyHostToDevice, s);
       r.done[slot].record(s);
     }
   }
@@ -250,20 +256,15 @@ struct Product::Impl {
   void to_host(DeviceWork& w, double* dst, int dst_ld, const double* src, int src_ld, int rows, int cols,
                cudaStream_t s) {
     if (rows == 0 || cols == 0) return;
-    if (!staged()) {
-      CUDA_CHECK(cudaMemcpy2DAsync(dst, 8 * static_cast<std::size_t>(dst_ld), src, 8 * static_cast<std::size_t>(src_ld),
-                                   8 * static_cast<std::size_t>(rows), cols, cudaMemcpyDeviceToHost, s));
-      return;
-    }
+    if (!staged()) return copy_columns(dst, dst_ld, src, src_ld, rows, cols, cudaMemcpyDeviceToHost, s);
     Ring& r = *w.down;
-    const int per_slot = static_cast<int>(std::max<std::size_t>(1, r.slot_bytes / (8 * static_cast<std::size_t>(rows))));
+    const int per_slot = r.columns_per_slot(rows);
     for (int c = 0; c < cols; c += per_slot) {
       const int n = std::min(per_slot, cols - c);
       const int slot = r.next++ % Ring::kSlots;
       finish_piece(r, slot);  // the slot's earlier piece reaches the host first
-      CUDA_CHECK(cudaMemcpy2DAsync(r.slots[slot].data(), 8 * static_cast<std::size_t>(rows),
-                                   src + static_cast<std::size_t>(c) * src_ld, 8 * static_cast<std::size_t>(src_ld),
-                                   8 * static_cast<std::size_t>(rows), n, cudaMemcpyDeviceToHost, s));
+      copy_columns(r.slots[slot].data(), rows, src + static_cast<std::size_t>(c) * src_ld, src_ld, rows, n,
+                   cudaMemcpyDeviceToHost, s);
       r.done[slot].record(s);
       r.pending[slot] = {dst + static_cast<std::size_t>(c) * dst_ld, dst_ld, rows, n};
     }
