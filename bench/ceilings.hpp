@@ -27,6 +27,25 @@ struct Ceilings {
   double host_openmp_gbs = 0;
 };
 
+// Each ceiling's key in the results (docs/results-schema.md), its words in kbench's printout, and its unit.
+struct CeilingField {
+  const char* key;
+  const char* label;
+  const char* unit;
+  using Member = double Ceilings::*;
+  Member value;
+};
+inline constexpr CeilingField kCeilingFields[] = {
+    {"device_read_bandwidth_gbs", "device read", "GB/s", &Ceilings::device_read_bandwidth_gbs},
+    {"device_bandwidth_gbs", "elementwise read+write", "GB/s", &Ceilings::device_bandwidth_gbs},
+    {"fp64_fma_tflops", "FP64 FMA", "TFLOP/s", &Ceilings::fp64_fma_tflops},
+    {"h2d_pinned_gbs", "H2D pinned", "GB/s", &Ceilings::h2d_pinned_gbs},
+    {"h2d_pageable_gbs", "H2D pageable", "GB/s", &Ceilings::h2d_pageable_gbs},
+    {"d2h_pinned_gbs", "D2H pinned", "GB/s", &Ceilings::d2h_pinned_gbs},
+    {"host_elementwise_single_thread_gbs", "host elementwise (1 thread)", "GB/s", &Ceilings::host_single_thread_gbs},
+    {"host_elementwise_openmp_gbs", "host elementwise (OpenMP)", "GB/s", &Ceilings::host_openmp_gbs},
+};
+
 Ceilings measure_ceilings(cudaStream_t stream, int repetitions);  // device ones; calls the host ones too
 void measure_host_ceilings(Ceilings& c, int repetitions, std::size_t elements = std::size_t(1) << 28);
 

@@ -102,12 +102,13 @@ void run_rows(Session& session, const std::vector<const Row*>& rows) {
 }
 
 void print_ceilings(const Ceilings& c) {
-  std::fprintf(stderr,
-               "ceilings: device read %.0f GB/s, elementwise read+write %.0f GB/s, FP64 FMA %.1f TFLOP/s, "
-               "H2D pinned %.1f GB/s, pageable %.1f GB/s, D2H pinned %.1f GB/s; host elementwise %.1f GB/s (1 thread), "
-               "%.1f GB/s (OpenMP)\n",
-               c.device_read_bandwidth_gbs, c.device_bandwidth_gbs, c.fp64_fma_tflops, c.h2d_pinned_gbs,
-               c.h2d_pageable_gbs, c.d2h_pinned_gbs, c.host_single_thread_gbs, c.host_openmp_gbs);
+  std::string line = "ceilings:";
+  char b[128];
+  for (const CeilingField& f : kCeilingFields) {
+    std::snprintf(b, sizeof b, "%s %s %.1f %s", &f == kCeilingFields ? "" : ",", f.label, c.*f.value, f.unit);
+    line += b;
+  }
+  std::fprintf(stderr, "%s\n", line.c_str());
 }
 
 void print_table(const RunOptions& o, const DeviceFacts& d, const std::vector<RowResult>& rows) {

@@ -64,16 +64,9 @@ void write_gpu(json::Writer& w, const DeviceFacts& d, const GpuState& g) {
 }
 
 void write_ceilings(json::Writer& w, const Ceilings& c) {
-  w.begin_object("ceilings")
-      .value("device_bandwidth_gbs", c.device_bandwidth_gbs)
-      .value("device_read_bandwidth_gbs", c.device_read_bandwidth_gbs)
-      .value("fp64_fma_tflops", c.fp64_fma_tflops)
-      .value("h2d_pinned_gbs", c.h2d_pinned_gbs)
-      .value("h2d_pageable_gbs", c.h2d_pageable_gbs)
-      .value("d2h_pinned_gbs", c.d2h_pinned_gbs)
-      .value("host_elementwise_single_thread_gbs", c.host_single_thread_gbs)
-      .value("host_elementwise_openmp_gbs", c.host_openmp_gbs)
-      .end_object();
+  w.begin_object("ceilings");
+  for (const CeilingField& f : kCeilingFields) w.value(f.key, c.*f.value);
+  w.end_object();
 }
 
 void write_timing(json::Writer& w, const TimingOptions& t, const std::string& gemm_l2, const std::string& reduce_l2) {
