@@ -7,12 +7,12 @@ namespace ks::gemm {
 CublasXt::CublasXt(const std::vector<int>& devices) {
   CUBLAS_CHECK(cublasXtCreate(&handle_));
   std::vector<int> ids = devices;
-  const cublasStatus_t s = cublasXtDeviceSelect(handle_, static_cast<int>(ids.size()), ids.data());
-  if (s != CUBLAS_STATUS_SUCCESS) {
+  cublasStatus_t s = cublasXtDeviceSelect(handle_, static_cast<int>(ids.size()), ids.data());
+  if (s == CUBLAS_STATUS_SUCCESS) s = cublasXtGetBlockDim(handle_, &block_dim_);
+  if (s != CUBLAS_STATUS_SUCCESS) {  // the destructor does not run for a constructor that throws
     cublasXtDestroy(handle_);
     CUBLAS_CHECK(s);
   }
-  CUBLAS_CHECK(cublasXtGetBlockDim(handle_, &block_dim_));
 }
 
 CublasXt::~CublasXt() {
