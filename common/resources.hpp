@@ -142,6 +142,26 @@ inline void upload_now(void* dst, const void* src, std::size_t bytes) {
   CUDA_CHECK(cudaDeviceSynchronize());
 }
 
+// Restores the calling thread's current device when the scope ends: for work that visits several devices
+// (the pipelined modes, cuBLASXt) and must leave the caller's later streams and events on its own device.
+class CurrentDevice {
+ public:
+  CurrentDevice() noexcept {
+    if (cudaGetDevice(&device_) != cudaSuccess) {  // no device: nothing to restore, the next call reports it
+      (void)cudaGetLastError();
+      device_ = -1;
+    }
+  }
+  ~CurrentDevice() {
+    if (device_ >= 0) CUDA_CHECK_NOEXCEPT(cudaSetDevice(device_));
+  }
+  CurrentDevice(const CurrentDevice&) = delete;
+  CurrentDevice& operator=(const CurrentDevice&) = delete;
+
+ private:
+  int device_ = 0;
+};
+
 class Stream : public detail::UniqueHandle<cudaStream_t, detail::StreamDestroy> {
  public:
   Stream() : UniqueHandle(create()) {}

@@ -1,10 +1,13 @@
 #include "gemm/cublasxt.hpp"
 
 #include "common/cuda_check.hpp"
+#include "common/resources.hpp"
 
 namespace ks::gemm {
 
+// cuBLASXt switches the calling thread's current device to the ones it drives; every call restores it.
 CublasXt::CublasXt(const std::vector<int>& devices) {
+  const CurrentDevice restore;
   CUBLAS_CHECK(cublasXtCreate(&handle_));
   std::vector<int> ids = devices;
   cublasStatus_t s = cublasXtDeviceSelect(handle_, static_cast<int>(ids.size()), ids.data());
@@ -16,6 +19,7 @@ CublasXt::CublasXt(const std::vector<int>& devices) {
 }
 
 CublasXt::~CublasXt() {
+  const CurrentDevice restore;
   if (handle_) cublasXtDestroy(handle_);
 }
 
@@ -26,6 +30,7 @@ void CublasXt::set_block_dim(int block_dim) {
 
 void CublasXt::run(int M, int N, int K, double alpha, const double* A, int lda, const double* B, int ldb, double beta,
                    double* C, int ldc) {
+  const CurrentDevice restore;
   CUBLAS_CHECK(cublasXtDgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, A, lda, B, ldb, &beta, C, ldc));
 }
 

@@ -157,6 +157,7 @@ struct Product::Impl {
   Impl(const GemmVariant& v, int m, int n, int k, double a, double b, const HostOperands& h, const Config& c)
       : variant(v), M(m), N(n), K(k), alpha(a), beta(b), host(h), config(c) {
     if (config.devices.empty()) throw std::invalid_argument("pipelined: no device");
+    const CurrentDevice restore;  // set-up visits every device
     check_args({M, N, K, alpha, host.A, host.lda, host.B, host.ldb, beta, host.C, host.ldc});
     if (M == 0 || N == 0) return;
     CUDA_CHECK(cudaSetDevice(config.devices.front()));
@@ -402,7 +403,7 @@ struct Product::Impl {
       for (std::size_t i = 0; i < spans.size(); ++i) {
         auto [begin, end] = spans[i];
         while (i + 1 < spans.size() && spans[i + 1].first <= end) end = std::max(end, spans[++i].second);
-        CUDA_CHECK(cudaHostRegister(reinterpret_cast<void*>(begin), end - begin, cudaHostRegisterDefault));
+        CUDA_CHECK(cudaHostRegister(reinterpret_cast<void*>(begin), end - begin, cudaHostRegisterPortable));
         ranges.push_back(reinterpret_cast<void*>(begin));
       }
     }
@@ -415,6 +416,7 @@ struct Product::Impl {
 
   void run() {
     if (M == 0 || N == 0) return;
+    const CurrentDevice restore;
     Registration registered;
     if (!host.pinned && config.pageable == Pageable::Register) registered.add(host, N, K);
     if (work.size() == 1) {

@@ -1,3 +1,4 @@
+#include "gemm/cublasxt.hpp"
 #include "gemm/dmma_shapes.hpp"
 #include "gemm/gemm.hpp"
 #include "gemm/modes.hpp"
@@ -524,6 +525,39 @@ TEST(GemmPipelined, TwoDevicesSplitThePanels) {
   const GemmCheck c = validate(p, runner.result());
   EXPECT_TRUE(c.ok) << runner.product()->plan().str() << ": " << c.report;
   EXPECT_NE(runner.product()->timeline().find("; device 0"), std::string::npos) << runner.product()->timeline();
+}
+
+// Two GPUs where two are visible (the nvidia-h200-x2 host): each device's thread, its copies and its products.
+TEST(GemmPipelined, TwoVisibleDevicesSplitThePanels) {
+  KS_REQUIRE_GPU();
+  if (visible_device_count() < 2) GTEST_SKIP() << "one GPU visible";
+  const GemmProblem p = make_problem({1029, 2311, 517}, -0.75, 1.5, choose_seed());
+  PipelineOptions o;
+  o.config.devices = {0, 1};
+  o.config.budget_bytes = pipelined::kDeviceOverheadBytes + (std::size_t(6) << 20);
+  Stream stream;
+  ExecContext ctx(stream.get());
+  for (const char* name : {"cublas", "dmma"}) {
+    Runner runner(*registry().find(name), Mode::PinnedPipelined, p, ctx, o);
+    runner.reset_output();
+    runner.run();
+    const GemmCheck c = validate(p, runner.result());
+    EXPECT_TRUE(c.ok) << name << ": " << runner.product()->plan().str() << ": " << c.report;
+    EXPECT_NE(runner.product()->timeline().find("; device 1:"), std::string::npos) << runner.product()->timeline();
+  }
+  int current = -1;
+  ASSERT_EQ(cudaGetDevice(&current), cudaSuccess);
+  EXPECT_EQ(current, 0) << "the pipelined mode left the caller on another device";
+  {
+    CublasXt xt({1, 0});
+    const GemmShape& s = p.shape;
+    std::vector<double> c(p.C0.data(), p.C0.data() + p.c_count());
+    xt.run(s.M, s.N, s.K, p.alpha, p.A.data(), s.lda, p.B.data(), s.ldb, p.beta, c.data(), s.ldc);
+    const GemmCheck check = validate(p, Eigen::Map<const Eigen::MatrixXd>(c.data(), s.ldc, s.N));
+    EXPECT_TRUE(check.ok) << check.report;
+  }
+  ASSERT_EQ(cudaGetDevice(&current), cudaSuccess);
+  EXPECT_EQ(current, 0) << "cuBLASXt left the caller on another device";
 }
 
 TEST(GemmPipelined, ABudgetBelowOnePanelIsAClearError) {
