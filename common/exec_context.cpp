@@ -19,6 +19,7 @@ void ExecContext::begin_launch() {
   auto wait = [this] { CUDA_CHECK(cudaStreamSynchronize(stream_)); };
   device_scratch_.begin_launch(wait);
   pinned_scratch_.begin_launch(wait);
+  notes_.clear();
 }
 
 unsigned* ExecContext::zeroed_counters(std::size_t count) {

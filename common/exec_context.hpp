@@ -8,7 +8,9 @@
 #include <algorithm>
 #include <cstddef>
 #include <cstdint>
+#include <map>
 #include <memory>
+#include <string>
 #include <type_traits>
 #include <utility>
 #include <vector>
@@ -94,6 +96,7 @@ class ExecContext {
   // Device scratch of at least `bytes`, 256-byte aligned, valid until the next launch begins; a second
   // request of the same launch gets a region of its own.
   void* device_scratch(std::size_t bytes) { return device_scratch_.take(bytes); }
+  std::size_t device_scratch_capacity() const { return device_scratch_.capacity(); }
   // Pinned host scratch, likewise.
   void* pinned_scratch(std::size_t bytes) { return pinned_scratch_.take(bytes); }
   // `count` 32-bit device counters, zeroed once when first allocated. Kernels that use them must leave them
@@ -103,6 +106,9 @@ class ExecContext {
   const std::vector<Stream>& extra_streams(std::size_t count);
   // Events for ordering extra streams against stream(), created on first use.
   const std::vector<Event>& sync_events(std::size_t count);
+  // What the last launch chose, for the harness to report with its row (e.g. ozaki's moduli count and why):
+  // begin_launch() clears them.
+  std::map<std::string, std::string>& notes() { return notes_; }
 
  private:
   cudaStream_t stream_;
@@ -113,6 +119,7 @@ class ExecContext {
   DeviceBuffer<unsigned> counters_;
   std::vector<Stream> streams_;
   std::vector<Event> events_;
+  std::map<std::string, std::string> notes_;
 };
 
 }  // namespace ks

@@ -116,6 +116,7 @@ Row gemm_row(const gemm::GemmVariant* v, gemm::Mode mode, const GemmSize& size,
     if (!gemm::is_pipelined(mode) && exceeds_device(s, size))
       return s.skip(r, "skipped: A, B and C do not fit this device; only the pipelined modes run this product");
     const gemm::GemmProblem& p = use.get();
+    s.ctx.notes().clear();
     gemm::Runner runner(*v, mode, p, s.ctx, pipeline_options(s));
     // Zero-copy reads cross the bus for every access: a few repetitions say enough.
     const auto t = s.checked_timing(r, runner, [&] { return check_gemm(s.plan, size, p, runner); },
@@ -125,6 +126,7 @@ Row gemm_row(const gemm::GemmVariant* v, gemm::Mode mode, const GemmSize& size,
     // The FP64 FMA ceiling: variants on the tensor cores (cuBLAS on sm_80+) can exceed it.
     s.report(r, *t, "TFLOP/s", gemm::flops(size.M, size.N, size.K) / 1e12, s.ceilings.fp64_fma_tflops);
     if (mode == gemm::Mode::Graph) r.extra["graph_setup_ms"] = runner.setup_ms();
+    for (const auto& [key, value] : s.ctx.notes()) r.labels[key] = value;  // what the variant chose (ozaki)
     report_pipeline(s, r, runner, size);
   };
   return row;
