@@ -1,0 +1,371 @@
+// ozaki: DGEMM on the INT8 tensor cores (Ozaki scheme II; the scheme, its error and the rule: ozaki.hpp).
+//
+// One launch, all on the context's stream:
+//   1. statistics: per row of A and column of B, the largest magnitude (as bits, so NaN wins) and the sum of
+//      magnitudes; then per row the exponent e_i and the rule's rho; the host reads the two largest rho back
+//      (one 16-byte copy and a wait) and decides the moduli count, or native DGEMM;
+//   2. residues: A and B scaled, truncated and reduced modulo every modulus in one pass each, written K-major
+//      as int8 (A transposed through shared memory) with zeros up to K rounded to 16;
+//   3. one strided-batched INT8 GEMM (cuBLAS, INT32 accumulation) per launch: A_l^T B_l for every modulus;
+//   4. recombination: per element, the residues of the products by the CRT in 32-bit limbs, exactly, then
+//      scaled back, alpha and beta applied. Rows or columns holding Inf or NaN are computed there as plain
+//      dot products, so they reach C as in native DGEMM.
+// Under stream capture (CUDA graphs) the statistics cannot be read back: the launch reuses the decision made
+// for the same operands (pointers, shape) by an earlier launch of this process, else takes kMaxModuli.
+#include "gemm/07_ozaki/ozaki.hpp"
+#include "gemm/gemm.hpp"
+
+#include <climits>
+#include <cstring>
+#include <map>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+#include <tuple>
+#include <utility>
+
+namespace ks::gemm::ozaki {
+namespace dev {
+
+constexpr int kTile = 64;       // rows x k of one residue or statistics block
+constexpr int kThreads = 256;   // 64 rows x 4 threads of 16 k each
+constexpr int kBad = INT_MIN;   // the exponent of a row or column holding Inf or NaN
+constexpr double kSumScale = 0x1p-20;  // magnitudes summed times this: K < 2^17 sums of < 2^1024 stay finite
+
+// Element (r, k) of a row view: A's rows (x[r + k ld]) or B's columns (x[k + r ld]).
+template <bool KContiguous>
+__device__ __forceinline__ double at(const double* x, int ld, int r, int k) {
+  return KContiguous ? x[k + static_cast<std::size_t>(r) * ld] : x[r + static_cast<std::size_t>(k) * ld];
+}
+
+// A kTile x kTile tile of the view (rows r0.., k0..) into shared memory, zero outside R x K; the threads walk
+// the contiguous index fastest, so the reads are coalesced either way.
+template <bool KContiguous>
+__device__ __forceinline__ void load_tile(double (&t)[kTile][kTile + 1], const double* x, int ld, int R, int K,
+                                          int r0, int k0) {
+  for (int e = threadIdx.x; e < kTile * kTile; e += kThreads) {
+    const int fast = e % kTile, slow = e / kTile;
+    const int rr = KContiguous ? slow : fast, kk = KContiguous ? fast : slow;
+    const int r = r0 + rr, k = k0 + kk;
+    t[rr][kk] = (r < R && k < K) ? at<KContiguous>(x, ld, r, k) : 0.0;
+  }
+}
+
+template <bool KContiguous>
+__global__ void __launch_bounds__(kThreads) stats_kernel(const double* x, int ld, int R, int K,
+                                                         unsigned long long* amax, double* sum) {
+  __shared__ double t[kTile][kTile + 1];
+  const int r0 = blockIdx.x * kTile, k0 = blockIdx.y * kTile;
+  load_tile<KContiguous>(t, x, ld, R, K, r0, k0);
+  __syncthreads();
+  const int rr = threadIdx.x / 4, kk0 = threadIdx.x % 4 * 16;
+  unsigned long long m = 0;
+  double s = 0;
+#pragma unroll
+  for (int i = 0; i < 16; ++i) {
+    const double v = fabs(t[rr][kk0 + i]);
+    m = max(m, static_cast<unsigned long long>(__double_as_longlong(v)));  // NaN's bits above Inf's
+    s += v * kSumScale;
+  }
+  for (int o = 1; o < 4; o <<= 1) {
+    m = max(m, __shfl_xor_sync(0xffffffffu, m, o));
+    s += __shfl_xor_sync(0xffffffffu, s, o);
+  }
+  if (threadIdx.x % 4 == 0 && r0 + rr < R) {
+    atomicMax(amax + r0 + rr, m);
+    atomicAdd(sum + r0 + rr, s);
+  }
+}
+
+// Per row: e (amax < 2^e), or kBad; the largest rho = 2^e / mean |x| over the finite non-zero rows.
+__global__ void exponents_kernel(int R, int K, const unsigned long long* amax, const double* sum, int* e,
+                                 unsigned long long* rho_max) {
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= R) return;
+  const double m = __longlong_as_double(static_cast<long long>(amax[r]));
+  if (!isfinite(m)) {
+    e[r] = kBad;
+    return;
+  }
+  int ex = 0;
+  if (m > 0) {
+    frexp(m, &ex);
+    const double rho = ldexp(static_cast<double>(K) / sum[r], ex) * kSumScale;  // 2^e K / (sum |x|), >= 1
+    atomicMax(rho_max, static_cast<unsigned long long>(__double_as_longlong(isnan(rho) ? INFINITY : rho)));
+  }
+  e[r] = ex;
+}
+
+// The residues of round-toward-zero(x 2^(q - e_r)) modulo every modulus, int8 in [-128, 127], row r of the
+// view at out[l stride + r Kp + k]; zero for k in [K, Kp) and for rows marked kBad.
+template <int N, bool KContiguous>
+__global__ void __launch_bounds__(kThreads) residues_kernel(const double* x, int ld, int R, int K, int Kp,
+                                                            const int* e, int q, signed char* out,
+                                                            std::size_t stride) {
+  __shared__ double t[kTile][kTile + 1];
+  const int r0 = blockIdx.x * kTile, k0 = blockIdx.y * kTile;
+  load_tile<KContiguous>(t, x, ld, R, K, r0, k0);
+  __syncthreads();
+  const int rr = threadIdx.x / 4, kk0 = threadIdx.x % 4 * 16;
+  const int r = r0 + rr, k = k0 + kk0;
+  if (r >= R || k >= Kp) return;
+  const int er = e[r];
+  long long v[16];
+#pragma unroll
+  for (int i = 0; i < 16; ++i) v[i] = er == kBad ? 0 : __double2ll_rz(ldexp(t[rr][kk0 + i], q - er));
+  signed char* dst = out + static_cast<std::size_t>(r) * Kp + k;
+#pragma unroll
+  for (int l = 0; l < N; ++l) {
+    const int m = modulus(l);
+    unsigned w[4] = {0, 0, 0, 0};
+#pragma unroll
+    for (int i = 0; i < 16; ++i) {
+      int ri = static_cast<int>(v[i] % m);
+      ri -= ri > 127 ? m : 0;
+      ri += ri < -128 ? m : 0;
+      w[i / 4] |= (static_cast<unsigned>(ri) & 0xffu) << (8 * (i % 4));
+    }
+    *reinterpret_cast<uint4*>(dst + l * stride) = make_uint4(w[0], w[1], w[2], w[3]);
+  }
+}
+
+// The double within one unit in the last place of the non-negative integer in the limbs (each below 2^32):
+// its top three non-zero limbs, added in two roundings; the limbs below them weigh less than 2^-64 of it.
+__device__ __forceinline__ double limbs_to_double(const long long (&a)[kLimbs]) {
+  unsigned long long x2 = 0, x1 = 0, x0 = 0;
+  int shift = -1;
+#pragma unroll
+  for (int t = kLimbs - 1; t >= 2; --t)
+    if (shift < 0 && a[t] != 0) {
+      x2 = a[t];
+      x1 = a[t - 1];
+      x0 = a[t - 2];
+      shift = 32 * (t - 2);
+    }
+  if (shift < 0) return static_cast<double>((static_cast<unsigned long long>(a[1]) << 32) | a[0]);
+  const double lower = static_cast<double>(x0) + ldexp(static_cast<double>(x1), 32);
+  return ldexp(ldexp(static_cast<double>(x2), 64) + lower, shift);
+}
+
+// Carries: every limb but the top into [0, 2^32), the top keeps the sign.
+__device__ __forceinline__ void normalise(long long (&a)[kLimbs]) {
+#pragma unroll
+  for (int t = 0; t < kLimbs - 1; ++t) {
+    const long long carry = a[t] >> 32;  // arithmetic: floor division
+    a[t] -= carry * 4294967296ll;
+    a[t + 1] += carry;
+  }
+}
+
+template <int N>
+__global__ void recombine_kernel(int M, int Ncols, int K, int q, const int* prod, int ldp, std::size_t p_stride,
+                                 const int* ea, const int* fb, Crt c, double alpha, double beta, double* C,
+                                 int ldc, const double* A, int lda, const double* B, int ldb) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= M) return;
+  for (int j = blockIdx.y; j < Ncols; j += gridDim.y) {
+    const int ei = ea[i], fj = fb[j];
+    double x;
+    if (ei == kBad || fj == kBad) {  // Inf or NaN in the row or column: the plain dot product, as native
+      x = 0;
+      for (int k = 0; k < K; ++k)
+        x = fma(A[i + static_cast<std::size_t>(k) * lda], B[k + static_cast<std::size_t>(j) * ldb], x);
+    } else {
+      unsigned long long acc[kLimbs] = {};
+      const int* p = prod + static_cast<std::size_t>(j) * ldp + i;
+#pragma unroll
+      for (int l = 0; l < N; ++l) {
+        const int m = modulus(l);
+        int r = p[l * p_stride] % m;
+        r += r < 0 ? m : 0;
+#pragma unroll
+        for (int t = 0; t < kLimbs; ++t) acc[t] += static_cast<unsigned long long>(r) * c.w[l][t];
+      }
+      // X = S - round(S / P) P, in (-P/2, P/2): S / P needs only a few exact bits, the limbs stay exact.
+      double s = 0;
+#pragma unroll
+      for (int t = kLimbs - 1; t >= 0; --t) s = s * 4294967296.0 + static_cast<double>(acc[t]);
+      const long long n = __double2ll_rn(s * c.inv_P);
+      long long a[kLimbs];
+#pragma unroll
+      for (int t = 0; t < kLimbs; ++t) a[t] = static_cast<long long>(acc[t]) - n * static_cast<long long>(c.P[t]);
+      normalise(a);
+      const bool negative = a[kLimbs - 1] < 0;
+      if (negative) {
+#pragma unroll
+        for (int t = 0; t < kLimbs; ++t) a[t] = -a[t];
+        normalise(a);
+      }
+      x = ldexp(negative ? -limbs_to_double(a) : limbs_to_double(a), ei + fj - 2 * q);
+    }
+    double* cij = C + i + static_cast<std::size_t>(j) * ldc;
+    *cij = beta == 0.0 ? alpha * x : alpha * x + beta * *cij;
+  }
+}
+
+}  // namespace dev
+
+namespace {
+
+// Device scratch of one launch: the statistics, then (once the count is known) the residues and products.
+struct DeviceStats {
+  unsigned long long* amax;  // M + N
+  double* sum;               // M + N
+  int* e;                    // M + N
+  unsigned long long* rho;   // 2: A, B
+};
+
+using Key = std::tuple<const void*, const void*, int, int, int, int, int, int>;
+std::mutex cache_mutex;
+std::map<Key, Decision>& decisions() {
+  static std::map<Key, Decision> m;
+  return m;
+}
+
+Decision choose(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, int fixed) {
+  const Key key{a.A, a.B, a.M, a.N, a.K, a.lda, a.ldb, fixed};
+  cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+  CUDA_CHECK(cudaStreamIsCapturing(ctx.stream(), &capture));
+  if (capture != cudaStreamCaptureStatusNone) {
+    const std::lock_guard<std::mutex> lock(cache_mutex);
+    const auto it = decisions().find(key);
+    if (it != decisions().end()) return it->second;
+    Decision d = decide(a.M, a.N, a.K, Stats{}, fixed ? fixed : kMaxModuli);
+    if (d.moduli) d.reason = "captured without statistics: " + std::to_string(d.moduli) + " moduli";
+    return d;
+  }
+  auto* host = static_cast<unsigned long long*>(ctx.pinned_scratch(2 * sizeof(unsigned long long)));
+  CUDA_CHECK(cudaMemcpyAsync(host, st.rho, 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, ctx.stream()));
+  CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+  double rho[2];
+  for (int t = 0; t < 2; ++t) {
+    std::memcpy(&rho[t], &host[t], sizeof(double));
+    rho[t] = host[t] == 0 ? 1.0 : std::max(rho[t], 1.0);  // no finite non-zero row: nothing to lose
+  }
+  const Stats s{rho[0], std::sqrt(rho[0]), rho[1], std::sqrt(rho[1])};  // rms / mean <= sqrt(max / mean)
+  Decision d = decide(a.M, a.N, a.K, s, fixed);
+  const std::lock_guard<std::mutex> lock(cache_mutex);
+  decisions()[key] = d;
+  return d;
+}
+
+DeviceStats statistics(const GemmArgs& a, ExecContext& ctx) {
+  const std::size_t R = static_cast<std::size_t>(a.M) + a.N;
+  DeviceStats st{};
+  st.amax = static_cast<unsigned long long*>(ctx.device_scratch(R * 8));
+  st.sum = static_cast<double*>(ctx.device_scratch(R * 8));
+  st.e = static_cast<int*>(ctx.device_scratch(R * 4));
+  st.rho = static_cast<unsigned long long*>(ctx.device_scratch(16));
+  const cudaStream_t s = ctx.stream();
+  CUDA_CHECK(cudaMemsetAsync(st.amax, 0, R * 8, s));
+  CUDA_CHECK(cudaMemsetAsync(st.sum, 0, R * 8, s));
+  CUDA_CHECK(cudaMemsetAsync(st.rho, 0, 16, s));
+  const dim3 ga((a.M + dev::kTile - 1) / dev::kTile, (a.K + dev::kTile - 1) / dev::kTile);
+  const dim3 gb((a.N + dev::kTile - 1) / dev::kTile, (a.K + dev::kTile - 1) / dev::kTile);
+  dev::stats_kernel<false><<<ga, dev::kThreads, 0, s>>>(a.A, a.lda, a.M, a.K, st.amax, st.sum);
+  CUDA_CHECK(cudaGetLastError());
+  dev::stats_kernel<true><<<gb, dev::kThreads, 0, s>>>(a.B, a.ldb, a.N, a.K, st.amax + a.M, st.sum + a.M);
+  CUDA_CHECK(cudaGetLastError());
+  dev::exponents_kernel<<<(a.M + 255) / 256, 256, 0, s>>>(a.M, a.K, st.amax, st.sum, st.e, st.rho);
+  CUDA_CHECK(cudaGetLastError());
+  dev::exponents_kernel<<<(a.N + 255) / 256, 256, 0, s>>>(a.N, a.K, st.amax + a.M, st.sum + a.M, st.e + a.M,
+                                                           st.rho + 1);
+  CUDA_CHECK(cudaGetLastError());
+  return st;
+}
+
+template <int N>
+void emulate(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const Decision& d, const Workspace& w) {
+  const cudaStream_t s = ctx.stream();
+  auto* a8 = static_cast<signed char*>(ctx.device_scratch(N * w.a_stride));
+  auto* b8 = static_cast<signed char*>(ctx.device_scratch(N * w.b_stride));
+  auto* prod = static_cast<int*>(ctx.device_scratch(N * w.p_stride));
+  const int kt = (w.Kp + dev::kTile - 1) / dev::kTile;
+  dev::residues_kernel<N, false><<<dim3((a.M + dev::kTile - 1) / dev::kTile, kt), dev::kThreads, 0, s>>>(
+      a.A, a.lda, a.M, a.K, w.Kp, st.e, d.q, a8, w.a_stride);
+  CUDA_CHECK(cudaGetLastError());
+  dev::residues_kernel<N, true><<<dim3((a.N + dev::kTile - 1) / dev::kTile, kt), dev::kThreads, 0, s>>>(
+      a.B, a.ldb, a.N, a.K, w.Kp, st.e + a.M, d.q, b8, w.b_stride);
+  CUDA_CHECK(cudaGetLastError());
+  cublasHandle_t h = ctx.cublas();
+  CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+  CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
+  const int one = 1, zero = 0;
+  CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, a.M, a.N, w.Kp, &one, a8, CUDA_R_8I, w.Kp,
+                                          static_cast<long long>(w.a_stride), b8, CUDA_R_8I, w.Kp,
+                                          static_cast<long long>(w.b_stride), &zero, prod, CUDA_R_32I, w.ldp,
+                                          static_cast<long long>(w.p_stride / 4), N, CUBLAS_COMPUTE_32I,
+                                          CUBLAS_GEMM_DEFAULT));
+  const dim3 grid((a.M + 127) / 128, std::min(a.N, 65535));
+  dev::recombine_kernel<N><<<grid, 128, 0, s>>>(a.M, a.N, a.K, d.q, prod, w.ldp, w.p_stride / 4, st.e, st.e + a.M,
+                                                crt(N), a.alpha, a.beta, a.C, a.ldc, a.A, a.lda, a.B, a.ldb);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+template <int... I>
+void emulate_with(int n, const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const Decision& d,
+                  const Workspace& w, std::integer_sequence<int, I...>) {
+  ((n == kMinModuli + I ? emulate<kMinModuli + I>(a, ctx, st, d, w) : void()), ...);
+}
+
+// What the launch chose, reported with the harness's row.
+void note(ExecContext& ctx, const Decision& d) {
+  ctx.notes()["ozaki_moduli"] = std::to_string(d.moduli);
+  ctx.notes()["ozaki_decision"] = d.reason;
+  if (d.moduli) {
+    std::ostringstream os;
+    os.precision(3);
+    os << d.predicted_ratio;
+    ctx.notes()["ozaki_predicted_error"] = os.str();
+  }
+}
+
+void launch(const GemmArgs& a, ExecContext& ctx, int fixed) {
+  const bool small = !fixed && static_cast<double>(a.M) * a.N * a.K < kMinWork;
+  if (a.K > kMaxK || small) {  // native whatever the data (and the statistics' grid has K / 64 rows)
+    const Decision d = decide(a.M, a.N, a.K, Stats{}, fixed);
+    note(ctx, d);
+    registry().find("cublas")->launch(a, ctx);
+    return;
+  }
+  const DeviceStats st = statistics(a, ctx);
+  const Decision d = choose(a, ctx, st, fixed);
+  note(ctx, d);
+  if (d.moduli == 0) {
+    registry().find("cublas")->launch(a, ctx);
+    return;
+  }
+  const Workspace w = workspace(a.M, a.N, a.K, d.moduli);
+  std::size_t free_bytes = 0, total = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  if (w.bytes > free_bytes + ctx.device_scratch_capacity()) {
+    std::ostringstream os;
+    os << "ozaki: " << d.moduli << " moduli need " << w.bytes / 1048576 << " MiB of workspace (int8 residues of A "
+       << "and B, int32 products); the device has " << free_bytes / 1048576 << " MiB free";
+    throw std::runtime_error(os.str());
+  }
+  emulate_with(d.moduli, a, ctx, st, d, w, std::make_integer_sequence<int, kMaxModuli - kMinModuli + 1>{});
+}
+
+}  // namespace
+}  // namespace ks::gemm::ozaki
+
+namespace ks::gemm {
+
+KS_GEMM_VARIANT({.info = {.name = "ozaki",
+                          .summary = "INT8 tensor cores, Ozaki scheme II: residues of scaled A and B per modulus, "
+                                     "cuBLAS INT8 GEMMs, CRT recombination; moduli count (or native) by a rule",
+                          .min_cc = 75},
+                 .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 0); }});
+KS_GEMM_VARIANT({.info = {.name = "ozaki_14",
+                          .summary = "ozaki with 14 moduli, whatever the inputs",
+                          .min_cc = 75,
+                          .tuning = true},
+                 .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 14); }});
+KS_GEMM_VARIANT({.info = {.name = "ozaki_16",
+                          .summary = "ozaki with 16 moduli, whatever the inputs",
+                          .min_cc = 75,
+                          .tuning = true},
+                 .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 16); }});
+
+}  // namespace ks::gemm

@@ -1,0 +1,97 @@
+// ozaki: DGEMM emulated on the INT8 tensor cores by the Ozaki scheme II (Ozaki, Uchino and Imamura, 2025:
+// "Ozaki Scheme II: A GEMM-oriented emulation of floating-point matrix multiplication using an integer modular
+// technique"). The host side of the variant: the moduli, the Chinese-remainder constants, the scaling and the
+// rule that picks the number of moduli; all of it testable without a GPU.
+//
+// The scheme. Row i of A is scaled by 2^(q - e_i), where 2^e_i is the smallest power of two above the row's
+// largest magnitude, and truncated to an integer A'_ik (|A'_ik| < 2^q); column j of B likewise with f_j. The
+// integer product X = A' B' is exact as long as |X| < P / 2, P the product of the moduli: K 2^(2q) <= P / 2
+// fixes q. X is never formed: per modulus m_l, the residues of A' and B' (int8, symmetric) are multiplied by
+// one INT8 GEMM with INT32 accumulation (exact for K <= 2^17), and the Chinese remainder theorem recombines
+// the residues of X into X itself: X = sum_l w_l (X mod m_l) mod P, with w_l = (P / m_l) ((P / m_l)^-1 mod m_l),
+// in exact multi-word integer arithmetic. Then C_ij = alpha 2^(e_i + f_j - 2q) X_ij + beta C_ij.
+//
+// The error is the truncation: each A'_ik loses less than 1 unit, i.e. 2^(e_i - q) of a_ik, so
+// |C - C_exact|_ij <= 2^-q (2^e_i |b_j|_1 + 2^f_j |a_i|_1) + K 2^(e_i + f_j - 2q) (the norm-wise bound of the
+// "fast" scaling). The rule estimates the largest error relative to eps (|A||B|)_ij from four statistics of
+// the inputs (rho and tau below) and takes the fewest moduli that keep it under a target; where none up to
+// kMaxModuli can, or where the product is too small to gain (the INT8 products then cost more than the FP64
+// one), it runs native DGEMM instead and says so.
+#pragma once
+
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+namespace ks::gemm::ozaki {
+
+constexpr int kMinModuli = 12;
+constexpr int kMaxModuli = 20;
+constexpr int kLimbs = 6;          // 32-bit limbs of the recombination's sums: P < 2^157, the sums < 2^170
+constexpr int kMaxK = 1 << 17;     // K 128^2 < 2^31: the INT32 accumulation of one INT8 GEMM is exact
+
+// The moduli: pairwise coprime, the largest at most 256, so that a residue fits int8 in [-128, 127].
+__host__ __device__ constexpr int modulus(int l) {
+  constexpr int m[kMaxModuli] = {256, 255, 253, 251, 247, 241, 239, 233, 229, 227,
+                                 223, 217, 211, 199, 197, 193, 191, 181, 179, 173};
+  return m[l];
+}
+
+// Everything the recombination needs for n moduli: w_l and P in 32-bit limbs (least significant first).
+struct Crt {
+  int n = 0;
+  std::uint32_t w[kMaxModuli][kLimbs] = {};
+  std::uint32_t P[kLimbs] = {};
+  double log2_P = 0;  // rounded down
+  double inv_P = 0;   // 1 / P, rounded
+};
+const Crt& crt(int n);  // n in [1, kMaxModuli]; computed once per n
+
+// The scaling's q for n moduli and depth K: the largest with K 2^(2q) <= (P - 1) / 2, at most 62.
+int scale_bits(int n, int K);
+
+// Statistics of the inputs, from the device: over the rows of A (columns of B) that are finite and not zero,
+// rho = max 2^e / mean |x| (>= 1: how far the row's largest exponent sits above its typical element) and
+// tau = max rms(x) / mean |x| (>= 1: the spread of the magnitudes).
+struct Stats {
+  double rho_a = 1, tau_a = 1, rho_b = 1, tau_b = 1;
+};
+
+// The estimated max over C of |C - C_exact|_ij / (eps (|A||B|)_ij) with q scaling bits: the first-order
+// truncation error is a sum of K terms of random sign, sqrt(K / 3) times one term's size, against (|A||B|)_ij
+// of about K mean|a_i| mean|b_j|, and the largest of M N such sums lies within about kSigmas deviations:
+// 2^(53 - q) kSigmas (rho_a tau_b + rho_b tau_a) / sqrt(3 K).
+constexpr double kSigmas = 6.0;
+double predicted_ratio(const Stats& s, int K, int q);
+
+// The ratio the rule keeps under: native cuBLAS DGEMM's own largest ratio on uniform data is about 1 at
+// K = 4096-16384 (docs/gemm-notes.md, step 14); the issue's rule is at most twice native's.
+constexpr double kTargetRatio = 1.0;
+
+struct Decision {
+  int moduli = 0;  // 0: native DGEMM
+  int q = 0;
+  double predicted_ratio = 0;
+  std::string reason;  // why native, or the count's reason
+};
+
+// The rule: fixed_moduli > 0 takes that count (tuning variants; native only where K or the data forbid
+// emulation); otherwise the fewest moduli whose predicted ratio is at most kTargetRatio, native where none
+// is, or where M N K is below kMinWork.
+constexpr double kMinWork = 2048.0 * 2048.0 * 2048.0;
+Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli = 0);
+
+// Device workspace of one product with n moduli: the int8 residues of A and B and the int32 products.
+struct Workspace {
+  int Kp = 0;                // K rounded up to 16 (zero residues beyond K)
+  int ldp = 0;               // leading dimension of the int32 products (M rounded up to 4)
+  std::size_t a_stride = 0;  // bytes between moduli, 256-aligned
+  std::size_t b_stride = 0;
+  std::size_t p_stride = 0;
+  std::size_t bytes = 0;     // the three arrays for n moduli
+};
+Workspace workspace(int M, int N, int K, int n);
+
+}  // namespace ks::gemm::ozaki

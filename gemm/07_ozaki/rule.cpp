@@ -1,0 +1,143 @@
+// The host side of ozaki (see ozaki.hpp): Chinese-remainder constants, the scaling bits, the rule.
+#include "gemm/07_ozaki/ozaki.hpp"
+
+#include <algorithm>
+#include <array>
+#include <cmath>
+#include <mutex>
+#include <sstream>
+#include <stdexcept>
+
+namespace ks::gemm::ozaki {
+namespace {
+
+using Limbs = std::array<std::uint32_t, kLimbs>;
+
+Limbs times(const Limbs& x, std::uint32_t f) {
+  Limbs r{};
+  std::uint64_t carry = 0;
+  for (int t = 0; t < kLimbs; ++t) {
+    const std::uint64_t v = std::uint64_t(x[t]) * f + carry;
+    r[t] = static_cast<std::uint32_t>(v);
+    carry = v >> 32;
+  }
+  if (carry) throw std::logic_error("ozaki: CRT constant overflows its limbs");
+  return r;
+}
+
+// x / d and x mod d.
+Limbs divide(const Limbs& x, std::uint32_t d, std::uint32_t& rem) {
+  Limbs q{};
+  std::uint64_t r = 0;
+  for (int t = kLimbs - 1; t >= 0; --t) {
+    const std::uint64_t v = (r << 32) | x[t];
+    q[t] = static_cast<std::uint32_t>(v / d);
+    r = v % d;
+  }
+  rem = static_cast<std::uint32_t>(r);
+  return q;
+}
+
+double to_double(const Limbs& x) {
+  double v = 0;
+  for (int t = kLimbs - 1; t >= 0; --t) v = v * 4294967296.0 + x[t];
+  return v;
+}
+
+Crt make_crt(int n) {
+  Crt c;
+  c.n = n;
+  Limbs P{};
+  P[0] = 1;
+  for (int l = 0; l < n; ++l) P = times(P, static_cast<std::uint32_t>(modulus(l)));
+  for (int l = 0; l < n; ++l) {
+    const std::uint32_t m = static_cast<std::uint32_t>(modulus(l));
+    std::uint32_t unused = 0, r = 0;
+    const Limbs Pl = divide(P, m, unused);
+    divide(Pl, m, r);  // r = (P / m) mod m, invertible: the moduli are coprime
+    std::uint32_t y = 0;
+    for (std::uint32_t t = 1; t < m; ++t)
+      if (std::uint64_t(r) * t % m == 1) y = t;
+    if (y == 0) throw std::logic_error("ozaki: moduli not coprime");
+    const Limbs w = times(Pl, y);
+    for (int t = 0; t < kLimbs; ++t) c.w[l][t] = w[t];
+  }
+  for (int t = 0; t < kLimbs; ++t) c.P[t] = P[t];
+  double log2_P = 0;
+  for (int l = 0; l < n; ++l) log2_P += std::log2(static_cast<double>(modulus(l)));
+  c.log2_P = log2_P - 1e-9;
+  c.inv_P = 1.0 / to_double(P);
+  return c;
+}
+
+}  // namespace
+
+const Crt& crt(int n) {
+  if (n < 1 || n > kMaxModuli) throw std::invalid_argument("ozaki: moduli count out of range");
+  static std::array<Crt, kMaxModuli + 1> table;
+  static std::once_flag once;
+  std::call_once(once, [] {
+    for (int i = 1; i <= kMaxModuli; ++i) table[i] = make_crt(i);
+  });
+  return table[n];
+}
+
+int scale_bits(int n, int K) {
+  const double q = std::floor((crt(n).log2_P - 1.0 - std::log2(static_cast<double>(std::max(K, 1)))) / 2.0 - 1e-9);
+  return static_cast<int>(std::clamp(q, 0.0, 62.0));
+}
+
+double predicted_ratio(const Stats& s, int K, int q) {
+  const double k = std::max(K, 1);
+  const double first = std::ldexp(1.0, 53 - q) * kSigmas * (s.rho_a * s.tau_b + s.rho_b * s.tau_a) / std::sqrt(3.0 * k);
+  const double second = std::ldexp(1.0, 53 - 2 * q) * s.rho_a * s.rho_b;
+  return first + second;
+}
+
+Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli) {
+  Decision d;
+  if (K > kMaxK) {
+    d.reason = "native: K above 2^17, where one INT8 product's INT32 sums could overflow";
+    return d;
+  }
+  auto take = [&](int n) {
+    d.moduli = n;
+    d.q = scale_bits(n, K);
+    d.predicted_ratio = predicted_ratio(s, K, d.q);
+  };
+  std::ostringstream why;
+  if (fixed_moduli > 0) {
+    take(fixed_moduli);
+    why << fixed_moduli << " moduli (fixed)";
+  } else if (static_cast<double>(M) * N * K < kMinWork) {
+    d.reason = "native: below 2048^3 multiply-adds the INT8 products cost more than native DGEMM";
+    return d;
+  } else {
+    for (int n = kMinModuli; n <= kMaxModuli && d.moduli == 0; ++n)
+      if (predicted_ratio(s, K, scale_bits(n, K)) <= kTargetRatio) take(n);
+    if (d.moduli == 0) {
+      why.precision(3);
+      why << "native: no count up to " << kMaxModuli << " moduli meets the accuracy target (predicted "
+          << predicted_ratio(s, K, scale_bits(kMaxModuli, K)) << " x eps |A||B| at " << kMaxModuli << ")";
+      d.reason = why.str();
+      return d;
+    }
+    why << d.moduli << " moduli: the fewest with a predicted error under " << kTargetRatio << " x eps |A||B|";
+  }
+  d.reason = why.str();
+  return d;
+}
+
+Workspace workspace(int M, int N, int K, int n) {
+  auto up = [](std::size_t x, std::size_t a) { return (x + a - 1) / a * a; };
+  Workspace w;
+  w.Kp = static_cast<int>(up(static_cast<std::size_t>(std::max(K, 1)), 16));
+  w.ldp = static_cast<int>(up(static_cast<std::size_t>(std::max(M, 1)), 4));
+  w.a_stride = up(static_cast<std::size_t>(M) * w.Kp, 256);
+  w.b_stride = up(static_cast<std::size_t>(N) * w.Kp, 256);
+  w.p_stride = up(static_cast<std::size_t>(w.ldp) * N * 4, 256);
+  w.bytes = static_cast<std::size_t>(n) * (w.a_stride + w.b_stride + w.p_stride);
+  return w;
+}
+
+}  // namespace ks::gemm::ozaki

@@ -1,0 +1,217 @@
+// ozaki (gemm/07_ozaki): the rule and its constants without a GPU; accuracy against native DGEMM, Inf and NaN,
+// and widely scaled rows on the GPU. Every variant's shapes, modes and BLAS cases: test_gemm's Variants tests.
+#include "gemm/07_ozaki/ozaki.hpp"
+#include "gemm/gemm.hpp"
+#include "gemm/modes.hpp"
+#include "gemm/problem.hpp"
+#include "gpu_test.hpp"
+
+#include "common/random.hpp"
+
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <iostream>
+#include <limits>
+#include <numeric>
+#include <random>
+#include <vector>
+
+namespace ks::gemm::ozaki {
+namespace {
+
+// ---- host-only ----
+
+TEST(OzakiRule, ModuliArePairwiseCoprimeAndTheirResiduesFitInt8) {
+  for (int l = 0; l < kMaxModuli; ++l) {
+    EXPECT_LE(modulus(l), 256);
+    EXPECT_GE(modulus(l), 129) << "a smaller modulus wastes int8 range";
+    for (int k = 0; k < l; ++k) EXPECT_EQ(std::gcd(modulus(l), modulus(k)), 1) << modulus(l) << " " << modulus(k);
+  }
+}
+
+// w_l is 1 modulo m_l and 0 modulo every other modulus, and below P (each limb reduced on the host).
+TEST(OzakiRule, CrtWeightsSelectTheirModulus) {
+  for (int n = 1; n <= kMaxModuli; ++n) {
+    const Crt& c = crt(n);
+    ASSERT_EQ(c.n, n);
+    for (int l = 0; l < n; ++l)
+      for (int j = 0; j < n; ++j) {
+        const unsigned m = static_cast<unsigned>(modulus(j));
+        unsigned long long r = 0;
+        for (int t = kLimbs - 1; t >= 0; --t) r = ((r << 32) | c.w[l][t]) % m;
+        EXPECT_EQ(r, l == j ? 1u : 0u) << "n " << n << ", w_" << l << " mod " << m;
+      }
+    double p = 0;
+    for (int t = kLimbs - 1; t >= 0; --t) p = p * 4294967296.0 + c.P[t];
+    EXPECT_NEAR(std::log2(p), c.log2_P, 1e-6);
+    EXPECT_NEAR(c.inv_P * p, 1.0, 1e-15);
+  }
+  EXPECT_LT(crt(kMaxModuli).log2_P + 13, 32.0 * kLimbs) << "the recombination's sums must fit the limbs";
+}
+
+TEST(OzakiRule, ScaleBitsKeepTheIntegerProductBelowHalfP) {
+  for (int n = kMinModuli; n <= kMaxModuli; ++n)
+    for (int K : {1, 16, 1000, 4096, 65536, kMaxK}) {
+      const int q = scale_bits(n, K);
+      const long double log2_half_p = crt(n).log2_P - 1.0L;
+      EXPECT_LE(2.0L * q + std::log2(static_cast<long double>(K)), log2_half_p) << n << " moduli, K " << K;
+      if (q < 62) {
+        EXPECT_GT(2.0L * (q + 1) + std::log2(static_cast<long double>(K)), log2_half_p - 1e-6L);
+      }
+    }
+}
+
+TEST(OzakiRule, PicksMoreModuliForWiderExponentsAndNativeWhereNoneSuffices) {
+  const Stats uniform{2, std::sqrt(2.0), 2, std::sqrt(2.0)};
+  const Decision u = decide(4096, 4096, 4096, uniform);
+  ASSERT_GT(u.moduli, 0) << u.reason;
+  EXPECT_LE(u.predicted_ratio, kTargetRatio);
+  EXPECT_GT(predicted_ratio(uniform, 4096, scale_bits(u.moduli - 1, 4096)), kTargetRatio)
+      << "the fewest moduli that meet the target";
+  const Stats wide{64, 8, 64, 8};
+  const Decision w = decide(4096, 4096, 4096, wide);
+  EXPECT_GT(w.moduli, u.moduli) << w.reason;
+  const Stats hopeless{1e30, 1e15, 1e30, 1e15};
+  const Decision h = decide(4096, 4096, 4096, hopeless);
+  EXPECT_EQ(h.moduli, 0);
+  EXPECT_NE(h.reason.find("no count"), std::string::npos) << h.reason;
+  EXPECT_EQ(decide(4096, 4096, kMaxK + 1, uniform).moduli, 0);
+  EXPECT_EQ(decide(4096, 4096, kMaxK + 1, uniform, 14).moduli, 0) << "even a fixed count cannot exceed 2^17";
+  const Decision small = decide(512, 512, 512, uniform);
+  EXPECT_EQ(small.moduli, 0);
+  EXPECT_NE(small.reason.find("native"), std::string::npos);
+  EXPECT_EQ(decide(512, 512, 512, uniform, 14).moduli, 14);
+  EXPECT_EQ(decide(512, 512, 512, uniform, 14).q, scale_bits(14, 512));
+}
+
+TEST(OzakiRule, WorkspaceHoldsResiduesAndProducts) {
+  const Workspace w = workspace(1000, 300, 77, 14);
+  EXPECT_EQ(w.Kp, 80);
+  EXPECT_EQ(w.ldp, 1000);
+  EXPECT_EQ(w.a_stride % 256, 0u);
+  EXPECT_GE(w.a_stride, 1000u * 80);
+  EXPECT_GE(w.b_stride, 300u * 80);
+  EXPECT_GE(w.p_stride, 1000u * 300 * 4);
+  EXPECT_EQ(w.bytes, 14 * (w.a_stride + w.b_stride + w.p_stride));
+  EXPECT_EQ(workspace(5, 5, 5, 8).ldp, 8);
+}
+
+// ---- GPU ----
+
+// A and B as (u - 0.5) exp(phi g), u uniform in [0, 1) and g standard normal (phi 0: uniform in [-0.5, 0.5)).
+void spread(GemmProblem& p, double phi, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_real_distribution<double> u(0.0, 1.0);
+  std::normal_distribution<double> g(0.0, 1.0);
+  auto fill = [&](Eigen::MatrixXd& x, int rows) {
+    for (Eigen::Index j = 0; j < x.cols(); ++j)
+      for (int i = 0; i < rows; ++i) x(i, j) = (u(rng) - 0.5) * std::exp(phi * g(rng));
+  };
+  fill(p.A, p.shape.M);
+  fill(p.B, p.shape.K);
+}
+
+// max |C - C_ref| / (eps (|A||B|)_ij) over `samples` seeded elements, against long-double dot products.
+double error_ratio(const GemmProblem& p, const Eigen::MatrixXd& C, int samples, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  const GemmShape& s = p.shape;
+  double worst = 0;
+  for (int t = 0; t < samples; ++t) {
+    const int i = static_cast<int>(rng() % s.M), j = static_cast<int>(rng() % s.N);
+    long double ref = 0, mag = 0;
+    for (int k = 0; k < s.K; ++k) {
+      const long double x = static_cast<long double>(p.A(i, k)) * p.B(k, j);
+      ref += x;
+      mag += std::fabs(x);
+    }
+    ref *= p.alpha;
+    mag *= std::fabs(p.alpha);
+    const long double err = std::fabs(static_cast<long double>(C(i, j)) - ref);
+    worst = std::max(worst, static_cast<double>(err / (std::numeric_limits<double>::epsilon() * mag)));
+  }
+  return worst;
+}
+
+Eigen::MatrixXd device_result(const char* variant, const GemmProblem& p, ExecContext& ctx,
+                              std::string* moduli = nullptr) {
+  Runner runner(*registry().find(variant), Mode::Device, p, ctx);
+  runner.reset_output();
+  runner.run();
+  Eigen::MatrixXd c = runner.result();
+  if (moduli) {
+    const auto& n = ctx.notes();
+    *moduli = n.count("ozaki_moduli") ? n.at("ozaki_moduli") : "";
+    if (n.count("ozaki_predicted_error")) std::cout << "predicted " << n.at("ozaki_predicted_error") << "; ";
+  }
+  return c;
+}
+
+// The accuracy rule at a size the test suite affords: ozaki's largest error relative to
+// eps (|A||B|) at most twice native cuBLAS's on the same inputs and elements.
+TEST(Ozaki, AsAccurateAsNativeDgemm) {
+  KS_REQUIRE_GPU();
+  if (test::small_sizes_only()) GTEST_SKIP() << "a 2048 x 2048 x 4096 product";
+  Stream stream;
+  ExecContext ctx(stream.get());
+  for (double phi : {0.0, 0.5, 1.0, 2.0}) {
+    const std::uint64_t seed = choose_seed();
+    GemmProblem p = make_problem({2048, 2048, 4096}, 1.0, 0.0, seed);
+    spread(p, phi, seed);
+    std::string moduli;
+    const Eigen::MatrixXd emulated = device_result("ozaki", p, ctx, &moduli);
+    const Eigen::MatrixXd native = device_result("cublas", p, ctx);
+    const double e = error_ratio(p, emulated, 20000, seed + 1), n = error_ratio(p, native, 20000, seed + 1);
+    std::cout << "phi " << phi << ": ozaki (" << moduli << " moduli) " << e << ", cublas " << n << " (x eps |A||B|)\n";
+    EXPECT_LE(e, 2 * n) << "phi " << phi << ", seed " << seed << ", " << moduli << " moduli";
+    if (phi <= 0.5) {  // wider spreads may fall back to native: the rule's estimate is conservative there
+      EXPECT_NE(moduli, "0") << "emulated at phi " << phi;
+    }
+  }
+}
+
+// Inf and NaN reach C as in native DGEMM: the same elements are NaN, the same are infinite with the same sign.
+TEST(Ozaki, InfAndNaNReachCAsInNativeDgemm) {
+  KS_REQUIRE_GPU();
+  Stream stream;
+  ExecContext ctx(stream.get());
+  GemmProblem p = make_problem({300, 200, 100}, 1.0, 0.5, choose_seed());
+  const double inf = std::numeric_limits<double>::infinity();
+  p.A(5, 7) = inf;
+  p.A(9, 3) = std::nan("");
+  p.B(4, 11) = -inf;
+  p.A(20, 0) = inf;
+  p.B(0, 30) = 0.0;  // Inf * 0: NaN at (20, 30)
+  const Eigen::MatrixXd e = device_result("ozaki_14", p, ctx), n = device_result("cublas", p, ctx);
+  long specials = 0;
+  for (int j = 0; j < p.shape.N; ++j)
+    for (int i = 0; i < p.shape.M; ++i) {
+      const double a = e(i, j), b = n(i, j);
+      ASSERT_EQ(std::isnan(a), std::isnan(b)) << "C(" << i << ", " << j << "): " << a << " vs " << b;
+      ASSERT_EQ(std::isinf(a), std::isinf(b)) << "C(" << i << ", " << j << "): " << a << " vs " << b;
+      if (std::isinf(a)) {
+        EXPECT_EQ(std::signbit(a), std::signbit(b));
+      } else if (std::isfinite(a)) {
+        EXPECT_NEAR(a, b, 1e-10 * (1 + std::fabs(b)));
+      }
+      specials += !std::isfinite(b);
+    }
+  EXPECT_GT(specials, 400);  // rows 5, 9, 20 and column 11
+}
+
+// Rows and columns scaled by powers of two far apart: each row's own exponent keeps every element accurate.
+TEST(Ozaki, RowsAndColumnsOfVeryDifferentScale) {
+  KS_REQUIRE_GPU();
+  Stream stream;
+  ExecContext ctx(stream.get());
+  GemmProblem p = make_problem({257, 130, 520}, -1.5, 0.25, choose_seed());
+  for (int i = 0; i < p.shape.M; ++i) p.A.row(i) *= std::ldexp(1.0, (i % 7 - 3) * 150);
+  for (int j = 0; j < p.shape.N; ++j) p.B.col(j) *= std::ldexp(1.0, (j % 5 - 2) * 100);
+  for (const char* v : {"ozaki_14", "ozaki_16"}) {
+    const GemmCheck c = validate(p, device_result(v, p, ctx));
+    EXPECT_TRUE(c.ok) << v << ": " << c.report;
+  }
+}
+
+}  // namespace
+}  // namespace ks::gemm::ozaki
