@@ -37,7 +37,8 @@ constexpr int kMaxDim = 2147483647 - kDimMargin;
 // (alpha or K zero, or an empty C), C where it is empty.
 void check_args(const GemmArgs& a);
 
-// Enqueues the product on ctx.stream(); never synchronises. Called only through run().
+// Enqueues the product on ctx.stream(); never synchronises, except ozaki, which reads statistics of its inputs
+// back (one wait on the stream; none under stream capture). Called only through run().
 using GemmLaunch = std::function<void(const GemmArgs&, ExecContext&)>;
 
 struct GemmVariant {
