@@ -322,14 +322,10 @@ void note(ExecContext& ctx, const Decision& d) {
 
 void launch(const GemmArgs& a, ExecContext& ctx, int fixed) {
   const bool small = !fixed && static_cast<double>(a.M) * a.N * a.K < kMinWork;
-  if (a.K > kMaxK || small) {  // native whatever the data (and the statistics' grid has K / 64 rows)
-    const Decision d = decide(a.M, a.N, a.K, Stats{}, fixed);
-    note(ctx, d);
-    registry().find("cublas")->launch(a, ctx);
-    return;
-  }
-  const DeviceStats st = statistics(a, ctx);
-  const Decision d = choose(a, ctx, st, fixed);
+  // Native whatever the data where K or the size decide it (and the statistics' grid has K / 64 rows).
+  const bool data_free = a.K > kMaxK || small;
+  const DeviceStats st = data_free ? DeviceStats{} : statistics(a, ctx);
+  const Decision d = data_free ? decide(a.M, a.N, a.K, Stats{}, fixed) : choose(a, ctx, st, fixed);
   note(ctx, d);
   if (d.moduli == 0) {
     registry().find("cublas")->launch(a, ctx);
