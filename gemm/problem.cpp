@@ -8,6 +8,8 @@
 #include <vector>
 #include <limits>
 #include <sstream>
+#include <stdexcept>
+#include <string>
 
 namespace ks::gemm {
 
@@ -27,11 +29,71 @@ std::string GemmShape::str() const {
   return os.str();
 }
 
+std::string Operands::str() const {
+  std::ostringstream os;
+  if (kind == Kind::NaN) return "nan";
+  if (kind == Kind::Exp) {
+    os << "exp:" << phi;
+  } else {
+    os << "uniform";
+  }
+  if (pow2 > 0) os << ",pow2:" << pow2;
+  return os.str();
+}
+
 namespace {
-Eigen::MatrixXd random_padded(int ld, int rows, int cols, std::uint64_t seed, Operands fill) {
+
+// The whole of `text` as a number, or why not.
+double parse_number(const std::string& text, const std::string& what) {
+  std::size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (text.empty() || used != text.size() || !std::isfinite(v) || std::isspace(static_cast<unsigned char>(text[0])))
+    throw std::invalid_argument(what + " '" + text + "' is not a number");
+  return v;
+}
+
+}  // namespace
+
+Operands parse_operands(const std::string& text) {
+  const std::string usage = " (want uniform or exp:PHI, optionally followed by ,pow2:S)";
+  Operands o;
+  const std::size_t comma = text.find(',');
+  const std::string head = text.substr(0, comma);
+  if (head == "uniform") {
+    o.kind = Operands::Kind::Uniform;
+  } else if (head.rfind("exp:", 0) == 0) {
+    o.kind = Operands::Kind::Exp;
+    o.phi = parse_number(head.substr(4), "distribution exp: PHI");
+    if (!(o.phi >= 0 && o.phi <= 8))
+      throw std::invalid_argument("distribution exp: PHI " + head.substr(4) + " is outside [0, 8]");
+  } else {
+    throw std::invalid_argument("unknown distribution '" + head + "'" + usage);
+  }
+  if (comma != std::string::npos) {
+    const std::string tail = text.substr(comma + 1);
+    if (tail.rfind("pow2:", 0) != 0) throw std::invalid_argument("unknown distribution option '" + tail + "'" + usage);
+    const double s = parse_number(tail.substr(5), "distribution pow2: S");
+    if (!(s >= 0 && s <= Operands::kMaxPow2) || s != std::floor(s))
+      throw std::invalid_argument("distribution pow2: S " + tail.substr(5) + " is not a whole number in [0, " +
+                                  std::to_string(Operands::kMaxPow2) + "]");
+    o.pow2 = static_cast<int>(s);
+  }
+  return o;
+}
+
+namespace {
+
+// ld x cols, the first `rows` rows drawn as `fill` says, the rest NaN. With fill.pow2, row i (scale_rows) or
+// column j is multiplied by 2^s_i (s_j) from its own seeded stream.
+Eigen::MatrixXd random_padded(int ld, int rows, int cols, std::uint64_t seed, const Operands& fill, bool scale_rows) {
   Eigen::MatrixXd m(ld, cols);
   const std::size_t n = static_cast<std::size_t>(m.size());
-  if (fill == Operands::NaN) {
+  if (fill.kind == Operands::Kind::NaN) {
     m.setConstant(std::numeric_limits<double>::quiet_NaN());
     return m;
   }
@@ -41,23 +103,44 @@ Eigen::MatrixXd random_padded(int ld, int rows, int cols, std::uint64_t seed, Op
 #pragma omp parallel for schedule(static)
   for (long long b = 0; b < blocks; ++b) {
     const std::size_t first = static_cast<std::size_t>(b) * kBlock;
-    fill_random(m.data() + first, std::min(kBlock, n - first), seed ^ (0x9E3779B97F4A7C15ull * (b + 1)));
+    const std::size_t count = std::min(kBlock, n - first);
+    const std::uint64_t block_seed = seed ^ (0x9E3779B97F4A7C15ull * (b + 1));
+    if (fill.kind == Operands::Kind::Uniform) {
+      fill_random(m.data() + first, count, block_seed);
+    } else {
+      std::mt19937_64 rng(block_seed);
+      std::uniform_real_distribution<double> u(0.0, 1.0);
+      std::normal_distribution<double> g(0.0, 1.0);
+      for (std::size_t e = 0; e < count; ++e) {
+        const double x = u(rng) - 0.5;
+        m.data()[first + e] = x * std::exp(fill.phi * g(rng));
+      }
+    }
+  }
+  if (fill.pow2 > 0) {
+    std::mt19937_64 rng(seed ^ 0x51CA1E5ull);
+    std::uniform_int_distribution<int> s(-fill.pow2, fill.pow2);
+    if (scale_rows) {
+      for (int i = 0; i < rows; ++i) m.row(i) *= std::ldexp(1.0, s(rng));
+    } else {
+      for (int j = 0; j < cols; ++j) m.col(j) *= std::ldexp(1.0, s(rng));
+    }
   }
   if (ld > rows) m.bottomRows(ld - rows).setConstant(std::numeric_limits<double>::quiet_NaN());
   return m;
 }
 }  // namespace
 
-GemmProblem make_problem(const GemmShape& shape, double alpha, double beta, std::uint64_t seed, Operands ab) {
+GemmProblem make_problem(const GemmShape& shape, double alpha, double beta, std::uint64_t seed, const Operands& ab) {
   GemmProblem p;
   p.shape = shape.resolved();
   p.alpha = alpha;
   p.beta = beta;
   p.seed = seed;
   const GemmShape& s = p.shape;
-  p.A = random_padded(s.lda, s.M, s.K, seed, ab);
-  p.B = random_padded(s.ldb, s.K, s.N, seed + 1, ab);
-  if (beta != 0.0) p.C0 = random_padded(s.ldc, s.M, s.N, seed + 2, Operands::Uniform);
+  p.A = random_padded(s.lda, s.M, s.K, seed, ab, true);
+  p.B = random_padded(s.ldb, s.K, s.N, seed + 1, ab, false);
+  if (beta != 0.0) p.C0 = random_padded(s.ldc, s.M, s.N, seed + 2, Operands::uniform(), false);
   return p;
 }
 

@@ -17,9 +17,27 @@ struct GemmShape {
   std::string str() const;         // "MxNxK" plus any padded leading dimension
 };
 
-// What A and B hold: seeded uniform values in [-1, 1), or NaN everywhere (for the BLAS rule that alpha == 0
-// reads neither).
-enum class Operands { Uniform, NaN };
+// What A and B hold. Uniform: seeded values in [-1, 1). Exp: (u - 0.5) exp(phi g), u uniform in [0, 1) and g
+// standard normal, so the exponents spread wider with phi (the accuracy tests of emulated DGEMM draw phi 0.5,
+// 1, 2, 4). Either with pow2 > 0: each row of A and each column of B further scaled by 2^s, s a seeded whole
+// number in [-pow2, pow2] (rows and columns of very different scale). NaN: NaN everywhere (for the BLAS rule
+// that alpha == 0 reads neither).
+struct Operands {
+  enum class Kind { Uniform, Exp, NaN };
+  Kind kind = Kind::Uniform;
+  double phi = 0;  // Exp only
+  int pow2 = 0;    // 0 to kMaxPow2
+  static constexpr int kMaxPow2 = 400;  // products of two scaled elements stay normal doubles
+
+  static Operands uniform() { return {}; }
+  static Operands nan() { return {Kind::NaN}; }
+  static Operands exp(double phi) { return {Kind::Exp, phi}; }
+  std::string str() const;  // as parse_operands reads it: "uniform", "exp:1", "exp:2,pow2:100"
+};
+
+// "uniform" or "exp:PHI" (PHI a number in [0, 8]), optionally followed by ",pow2:S" (S a whole number in
+// [0, Operands::kMaxPow2]). Anything else throws std::invalid_argument naming what is wrong.
+Operands parse_operands(const std::string& text);
 
 // What a correct result must be close to: the Eigen reference alpha A B + beta C0 and each element's bound
 // (see validate below), for the M valid rows. With BLAS semantics: the product term is absent when alpha or K
@@ -52,7 +70,7 @@ struct GemmProblem {
 // Operands from `seed` (filled in parallel, a seeded stream per block of elements): C0 uniform in [-1, 1) when
 // beta != 0, A and B as `ab` says.
 GemmProblem make_problem(const GemmShape& shape, double alpha, double beta, std::uint64_t seed,
-                         Operands ab = Operands::Uniform);
+                         const Operands& ab = Operands::uniform());
 
 struct GemmCheck {
   bool ok = false;

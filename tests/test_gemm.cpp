@@ -141,7 +141,7 @@ TEST(GemmArgsTest, BlasRulesForShapesLeadingDimensionsAndPointers) {
 }
 
 TEST(GemmProblemTest, ReferenceFollowsBlasWhenAlphaOrKIsZero) {
-  const GemmProblem nan_ab = make_problem({7, 5, 9}, 0.0, 2.0, choose_seed(), Operands::NaN);
+  const GemmProblem nan_ab = make_problem({7, 5, 9}, 0.0, 2.0, choose_seed(), Operands::nan());
   ASSERT_TRUE(std::isnan(nan_ab.A(0, 0)) && std::isnan(nan_ab.B(0, 0)));
   EXPECT_TRUE(nan_ab.expected().ref.isApprox(2.0 * nan_ab.C0.topRows(7)));
   const GemmProblem k0 = make_problem({6, 4, 0}, 1.5, -0.5, choose_seed());
@@ -151,6 +151,66 @@ TEST(GemmProblemTest, ReferenceFollowsBlasWhenAlphaOrKIsZero) {
   EXPECT_EQ(m0.shape.ldc, 1);
   EXPECT_EQ(m0.expected().ref.size(), 0);
   EXPECT_TRUE(validate(m0, m0.C0).ok);  // nothing to check but C's padding, which must stay NaN
+}
+
+TEST(GemmOperands, ParsesWhatItPrintsAndRefusesTheRest) {
+  for (const char* text : {"uniform", "exp:0.5", "exp:4", "exp:2,pow2:100", "uniform,pow2:400", "exp:0"}) {
+    const Operands o = parse_operands(text);
+    EXPECT_EQ(parse_operands(o.str()).str(), o.str()) << text;
+  }
+  EXPECT_EQ(parse_operands("exp:1.5").phi, 1.5);
+  EXPECT_EQ(parse_operands("exp:2,pow2:30").pow2, 30);
+  EXPECT_EQ(parse_operands("uniform").kind, Operands::Kind::Uniform);
+  for (const char* bad : {"", "normal", "exp", "exp:", "exp:x", "exp:1x", "exp:-1", "exp:9", "exp:nan", "exp:inf",
+                          " exp:1", "uniform,", "uniform,pow2:", "uniform,pow2:401", "uniform,pow2:-1",
+                          "uniform,pow2:1.5", "exp:1,scale:3", "exp:1,pow2:3,pow2:4", "nan"}) {
+    EXPECT_THROW(parse_operands(bad), std::invalid_argument) << "'" << bad << "'";
+  }
+}
+
+// The distributions draw what they say: exp:PHI's log-magnitudes spread as PHI says, pow2 scales whole rows of
+// A and columns of B by powers of two (element ratios within a row unchanged), and a seed repeats its operands.
+TEST(GemmOperands, DrawWhatTheySay) {
+  const std::uint64_t seed = choose_seed();
+  const GemmShape shape{200, 150, 300, 203, 0, 0};
+  auto log_spread = [](const Eigen::MatrixXd& x, int rows) {
+    const Eigen::ArrayXXd l = x.topRows(rows).array().abs().log();
+    return std::sqrt((l - l.mean()).square().mean());
+  };
+  const GemmProblem u = make_problem(shape, 1.0, 0.0, seed);
+  EXPECT_LE(u.A.topRows(200).cwiseAbs().maxCoeff(), 1.0);
+  const double base = log_spread(u.A, 200);  // log|x| of x uniform: standard deviation 1
+  double last = 0;
+  for (double phi : {0.5, 1.0, 2.0, 4.0}) {
+    const GemmProblem p = make_problem(shape, 1.0, 0.0, seed, Operands::exp(phi));
+    const double sd = log_spread(p.A, 200);
+    // log|(u - 0.5) exp(phi g)| = log|u - 0.5| + phi g: variance 1 + phi^2
+    EXPECT_NEAR(sd, std::sqrt(base * base + phi * phi), 0.05 * sd) << "phi " << phi << ", seed " << seed;
+    EXPECT_GT(sd, last);
+    last = sd;
+    EXPECT_TRUE(std::isnan(p.A(201, 3))) << "padding rows stay NaN";
+  }
+  Operands scaled = Operands::exp(1.0);
+  scaled.pow2 = 300;
+  const GemmProblem plain = make_problem(shape, 1.0, 0.0, seed, Operands::exp(1.0));
+  const GemmProblem wide = make_problem(shape, 1.0, 0.0, seed, scaled);
+  int max_e = -10000, min_e = 10000;
+  for (int i = 0; i < 200; ++i) {
+    const Eigen::ArrayXd r = wide.A.row(i).array() / plain.A.row(i).array();
+    int e = 0;
+    EXPECT_EQ(std::frexp(r(0), &e), 0.5) << "row " << i << " scaled by a power of two";
+    EXPECT_TRUE((r == r(0)).all()) << "row " << i << ": one factor for the whole row";
+    max_e = std::max(max_e, e);
+    min_e = std::min(min_e, e);
+  }
+  EXPECT_GT(max_e - min_e, 300) << "rows spread over the range";
+  for (int j = 0; j < 150; ++j) {
+    const Eigen::ArrayXd r = wide.B.col(j).array() / plain.B.col(j).array();
+    EXPECT_TRUE((r == r(0)).all()) << "column " << j << ": one factor for the whole column";
+  }
+  const GemmProblem again = make_problem(shape, 1.0, 0.0, seed, scaled);
+  EXPECT_TRUE(again.A.topRows(200) == wide.A.topRows(200));
+  EXPECT_TRUE(again.B == wide.B);
 }
 
 TEST(GemmValidator, SampledValidationCatchesWhatItSamples) {
@@ -449,12 +509,12 @@ struct BlasCase {
 
 const std::vector<BlasCase>& blas_cases() {
   static const std::vector<BlasCase> c{
-      {{200, 150, 300}, 0.0, 2.0, Operands::NaN, "alpha0_beta2_nan_ab"},
-      {{37, 41, 53}, 0.0, 0.0, Operands::NaN, "alpha0_beta0_nan_ab"},
-      {{0, 17, 9}, 1.5, 0.5, Operands::Uniform, "M0"},
-      {{17, 0, 9}, 1.5, 0.5, Operands::Uniform, "N0"},
-      {{17, 33, 0}, 1.5, 0.5, Operands::Uniform, "K0"},
-      {{17, 33, 0}, 1.5, 0.0, Operands::Uniform, "K0_beta0"},
+      {{200, 150, 300}, 0.0, 2.0, Operands::nan(), "alpha0_beta2_nan_ab"},
+      {{37, 41, 53}, 0.0, 0.0, Operands::nan(), "alpha0_beta0_nan_ab"},
+      {{0, 17, 9}, 1.5, 0.5, Operands::uniform(), "M0"},
+      {{17, 0, 9}, 1.5, 0.5, Operands::uniform(), "N0"},
+      {{17, 33, 0}, 1.5, 0.5, Operands::uniform(), "K0"},
+      {{17, 33, 0}, 1.5, 0.0, Operands::uniform(), "K0_beta0"},
   };
   return c;
 }
