@@ -20,6 +20,28 @@ void ExecContext::begin_launch() {
   device_scratch_.begin_launch(wait);
   pinned_scratch_.begin_launch(wait);
   notes_.clear();
+  phase_names_.clear();
+  phase_marks_ = 0;
+  if (time_phases_) mark_phase(nullptr);
+}
+
+void ExecContext::mark_phase(const char* name) {
+  if (!time_phases_) return;
+  if (phase_events_.size() <= phase_marks_) phase_events_.emplace_back(cudaEventDefault);
+  phase_events_[phase_marks_++].record(stream_);
+  if (name) phase_names_.emplace_back(name);
+}
+
+std::vector<std::pair<std::string, double>> ExecContext::phase_ms() {
+  std::vector<std::pair<std::string, double>> out;
+  if (phase_marks_ < 2) return out;
+  CUDA_CHECK(cudaEventSynchronize(phase_events_[phase_marks_ - 1].get()));
+  for (std::size_t i = 1; i < phase_marks_; ++i) {
+    float ms = 0;
+    CUDA_CHECK(cudaEventElapsedTime(&ms, phase_events_[i - 1].get(), phase_events_[i].get()));
+    out.emplace_back(phase_names_[i - 1], ms);
+  }
+  return out;
 }
 
 unsigned* ExecContext::zeroed_counters(std::size_t count) {

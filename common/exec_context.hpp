@@ -110,6 +110,14 @@ class ExecContext {
   // begin_launch() clears them.
   std::map<std::string, std::string>& notes() { return notes_; }
 
+  // Phase times of one launch, for the harness to report (off by default, so timed launches record nothing
+  // extra). A variant marks the end of each phase of its launch by name; with timing on, begin_launch() records
+  // an event on stream() and so does each mark. phase_ms(): after the launch, each phase's time since the
+  // previous mark, in the order marked (it waits for the last event).
+  void time_phases(bool on) { time_phases_ = on; }
+  void mark_phase(const char* name);
+  std::vector<std::pair<std::string, double>> phase_ms();
+
  private:
   cudaStream_t stream_;
   std::unique_ptr<CublasHandle> cublas_;
@@ -120,6 +128,10 @@ class ExecContext {
   std::vector<Stream> streams_;
   std::vector<Event> events_;
   std::map<std::string, std::string> notes_;
+  bool time_phases_ = false;
+  std::vector<Event> phase_events_;      // [0]: the launch's start, [i]: the end of phase_names_[i - 1]
+  std::vector<std::string> phase_names_;
+  std::size_t phase_marks_ = 0;          // events recorded in this launch
 };
 
 }  // namespace ks

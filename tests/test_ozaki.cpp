@@ -50,25 +50,58 @@ TEST(OzakiRule, CrtWeightsSelectTheirModulus) {
   EXPECT_LT(crt(kMaxModuli).log2_P + 13, 32.0 * kLimbs) << "the recombination's sums must fit the limbs";
 }
 
+// The recombination's sums, sum_l r_l w_l with r_l < 256 and w_l < P, fit the limbs the kernel keeps for n.
+TEST(OzakiRule, LimbsHoldTheRecombinationSums) {
+  for (int n = 1; n <= kMaxModuli; ++n) {
+    EXPECT_LE(limbs(n), kLimbs);
+    EXPECT_LT(crt(n).log2_P + 1e-6 + std::log2(256.0 * n), 32.0 * limbs(n)) << n << " moduli";
+    for (int t = limbs(n); t < kLimbs; ++t) EXPECT_EQ(crt(n).P[t], 0u) << n << " moduli, limb " << t;
+  }
+  EXPECT_EQ(limbs(14), 4) << "the default count's sums take 4 limbs";
+}
+
 TEST(OzakiRule, ScaleBitsKeepTheIntegerProductBelowHalfP) {
   for (int n = kMinModuli; n <= kMaxModuli; ++n)
     for (int K : {1, 16, 1000, 4096, 65536, kMaxK}) {
-      const int q = scale_bits(n, K);
+      const int S = scale_bits(n, K);  // |A'| <= 2^qa, |B'| <= 2^qb: |X| <= K 2^S < P / 2
       const long double log2_half_p = crt(n).log2_P - 1.0L;
-      EXPECT_LE(2.0L * q + std::log2(static_cast<long double>(K)), log2_half_p) << n << " moduli, K " << K;
-      if (q < 62) {
-        EXPECT_GT(2.0L * (q + 1) + std::log2(static_cast<long double>(K)), log2_half_p - 1e-6L);
+      EXPECT_LT(S + std::log2(static_cast<long double>(K)), log2_half_p) << n << " moduli, K " << K;
+      if (S < 124) {  // 2 x 62: the residues' 64-bit intermediate caps each side
+        EXPECT_GT(S + 1 + std::log2(static_cast<long double>(K)), log2_half_p - 1e-6L) << "the largest such S";
       }
     }
 }
 
+// The split gives the extra bits to the side whose rounding weighs more, keeps each in [0, 62] and sums to S.
+TEST(OzakiRule, SplitFavoursTheSideWhoseRoundingCostsMore) {
+  const Stats even{2, std::sqrt(2.0), 2, std::sqrt(2.0)};
+  EXPECT_EQ(split_bits(even, 96), std::make_pair(48, 48));
+  const auto [qa, qb] = split_bits(even, 97);
+  EXPECT_EQ(qa + qb, 97);
+  EXPECT_LE(std::abs(qa - qb), 1);
+  const Stats wide_a{64, 8, 2, std::sqrt(2.0)};  // A's rows spread: B's rounding is multiplied by rho_a
+  const auto [wa, wb] = split_bits(wide_a, 96);
+  EXPECT_EQ(wa + wb, 96);
+  EXPECT_GT(wa, wb);
+  EXPECT_LT(predicted_ratio(wide_a, 4096, 4096, 4096, wa, wb), predicted_ratio(wide_a, 4096, 4096, 4096, 48, 48));
+  const Stats extreme{1e300, 1, 1, 1};
+  const auto [ea, eb] = split_bits(extreme, 110);
+  EXPECT_EQ(ea, 62);
+  EXPECT_EQ(eb, 48);
+}
+
 TEST(OzakiRule, PicksMoreModuliForWiderExponentsAndNativeWhereNoneSuffices) {
   const Stats uniform{2, std::sqrt(2.0), 2, std::sqrt(2.0)};
+  for (int K : {4096, 8192, 16384}) {
+    const Decision u = decide(K, K, K, uniform);
+    ASSERT_GT(u.moduli, 0) << u.reason;
+    EXPECT_EQ(u.moduli, 14) << "uniform data, K " << K << ": the count docs/gemm-notes.md step 14 derives";
+    EXPECT_LE(u.predicted_ratio, kTargetRatio);
+    EXPECT_EQ(u.qa + u.qb, scale_bits(u.moduli, K));
+    const auto [qa, qb] = split_bits(uniform, scale_bits(u.moduli - 1, K));
+    EXPECT_GT(predicted_ratio(uniform, K, K, K, qa, qb), kTargetRatio) << "the fewest moduli that meet the target";
+  }
   const Decision u = decide(4096, 4096, 4096, uniform);
-  ASSERT_GT(u.moduli, 0) << u.reason;
-  EXPECT_LE(u.predicted_ratio, kTargetRatio);
-  EXPECT_GT(predicted_ratio(uniform, 4096, scale_bits(u.moduli - 1, 4096)), kTargetRatio)
-      << "the fewest moduli that meet the target";
   const Stats wide{64, 8, 64, 8};
   const Decision w = decide(4096, 4096, 4096, wide);
   EXPECT_GT(w.moduli, u.moduli) << w.reason;
@@ -76,13 +109,17 @@ TEST(OzakiRule, PicksMoreModuliForWiderExponentsAndNativeWhereNoneSuffices) {
   const Decision h = decide(4096, 4096, 4096, hopeless);
   EXPECT_EQ(h.moduli, 0);
   EXPECT_NE(h.reason.find("no count"), std::string::npos) << h.reason;
+  const Decision hf = decide(4096, 4096, 4096, hopeless, 14);
+  EXPECT_EQ(hf.moduli, 0) << "a fixed count still refuses data it would get wrong";
+  EXPECT_NE(hf.reason.find("element-wise bound"), std::string::npos) << hf.reason;
   EXPECT_EQ(decide(4096, 4096, kMaxK + 1, uniform).moduli, 0);
   EXPECT_EQ(decide(4096, 4096, kMaxK + 1, uniform, 14).moduli, 0) << "even a fixed count cannot exceed 2^17";
   const Decision small = decide(512, 512, 512, uniform);
   EXPECT_EQ(small.moduli, 0);
   EXPECT_NE(small.reason.find("native"), std::string::npos);
-  EXPECT_EQ(decide(512, 512, 512, uniform, 14).moduli, 14);
-  EXPECT_EQ(decide(512, 512, 512, uniform, 14).q, scale_bits(14, 512));
+  const Decision fixed = decide(512, 512, 512, uniform, 14);
+  EXPECT_EQ(fixed.moduli, 14);
+  EXPECT_EQ(fixed.qa + fixed.qb, scale_bits(14, 512));
 }
 
 TEST(OzakiRule, WorkspaceHoldsResiduesAndProducts) {

@@ -4,12 +4,15 @@
 //   1. statistics: per row of A and column of B, the largest magnitude (as bits, so NaN wins) and the sum of
 //      magnitudes; then per row the exponent e_i and the rule's rho; the host reads the two largest rho back
 //      (one 16-byte copy and a wait) and decides the moduli count, or native DGEMM;
-//   2. residues: A and B scaled, truncated and reduced modulo every modulus in one pass each, written K-major
-//      as int8 (A transposed through shared memory) with zeros up to K rounded to 16;
+//   2. residues: A and B scaled, rounded to integers and reduced modulo every modulus in one pass each, written
+//      K-major as int8 (A transposed through shared memory) with zeros up to K rounded to 16;
 //   3. one strided-batched INT8 GEMM (cuBLAS, INT32 accumulation) per launch: A_l^T B_l for every modulus;
-//   4. recombination: per element, the residues of the products by the CRT in 32-bit limbs, exactly, then
+//   4. recombination: per element, the residues of the products by the CRT in 32-bit limbs (as few as the
+//      count needs; 32 x 32 -> 64-bit multiply-adds), exactly, then
 //      scaled back, alpha and beta applied. Rows or columns holding Inf or NaN are computed there as plain
 //      dot products, so they reach C as in native DGEMM.
+// With the context's phase timing on, each step ends with a mark: scaling (1), residues (2), int8_products (3),
+// recombination (4); or native.
 // Under stream capture (CUDA graphs) the statistics cannot be read back: the launch reuses the decision made
 // for the same operands (pointers, shape) by an earlier launch of this process, else takes kMaxModuli.
 #include "gemm/07_ozaki/ozaki.hpp"
@@ -96,7 +99,7 @@ __global__ void exponents_kernel(int R, int K, const unsigned long long* amax, c
   e[r] = ex;
 }
 
-// The residues of round-toward-zero(x 2^(q - e_r)) modulo every modulus, int8 in [-128, 127], row r of the
+// The residues of round-to-nearest(x 2^(q - e_r)) modulo every modulus, int8 in [-128, 127], row r of the
 // view at out[l stride + r Kp + k]; zero for k in [K, Kp) and for rows marked kBad.
 template <int N, bool KContiguous>
 __global__ void __launch_bounds__(kThreads) residues_kernel(const double* x, int ld, int R, int K, int Kp,
@@ -112,7 +115,7 @@ __global__ void __launch_bounds__(kThreads) residues_kernel(const double* x, int
   const int er = e[r];
   long long v[16];
 #pragma unroll
-  for (int i = 0; i < 16; ++i) v[i] = er == kBad ? 0 : __double2ll_rz(ldexp(t[rr][kk0 + i], q - er));
+  for (int i = 0; i < 16; ++i) v[i] = er == kBad ? 0 : __double2ll_rn(ldexp(t[rr][kk0 + i], q - er));
   signed char* dst = out + static_cast<std::size_t>(r) * Kp + k;
 #pragma unroll
   for (int l = 0; l < N; ++l) {
@@ -131,11 +134,12 @@ __global__ void __launch_bounds__(kThreads) residues_kernel(const double* x, int
 
 // The double within one unit in the last place of the non-negative integer in the limbs (each below 2^32):
 // its top three non-zero limbs, added in two roundings; the limbs below them weigh less than 2^-64 of it.
-__device__ __forceinline__ double limbs_to_double(const long long (&a)[kLimbs]) {
+template <int L>
+__device__ __forceinline__ double limbs_to_double(const long long (&a)[L]) {
   unsigned long long x2 = 0, x1 = 0, x0 = 0;
   int shift = -1;
 #pragma unroll
-  for (int t = kLimbs - 1; t >= 2; --t)
+  for (int t = L - 1; t >= 2; --t)
     if (shift < 0 && a[t] != 0) {
       x2 = a[t];
       x1 = a[t - 1];
@@ -148,19 +152,22 @@ __device__ __forceinline__ double limbs_to_double(const long long (&a)[kLimbs]) 
 }
 
 // Carries: every limb but the top into [0, 2^32), the top keeps the sign.
-__device__ __forceinline__ void normalise(long long (&a)[kLimbs]) {
+template <int L>
+__device__ __forceinline__ void normalise(long long (&a)[L]) {
 #pragma unroll
-  for (int t = 0; t < kLimbs - 1; ++t) {
+  for (int t = 0; t < L - 1; ++t) {
     const long long carry = a[t] >> 32;  // arithmetic: floor division
     a[t] -= carry * 4294967296ll;
     a[t + 1] += carry;
   }
 }
 
+// X_ij from its residues, times 2^(e_i + f_j - S) (S = qa + qb), alpha and beta applied.
 template <int N>
-__global__ void recombine_kernel(int M, int Ncols, int K, int q, const int* prod, int ldp, std::size_t p_stride,
+__global__ void recombine_kernel(int M, int Ncols, int K, int S, const int* prod, int ldp, std::size_t p_stride,
                                  const int* ea, const int* fb, Crt c, double alpha, double beta, double* C,
                                  int ldc, const double* A, int lda, const double* B, int ldb) {
+  constexpr int L = limbs(N);
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= M) return;
   for (int j = blockIdx.y; j < Ncols; j += gridDim.y) {
@@ -171,32 +178,33 @@ __global__ void recombine_kernel(int M, int Ncols, int K, int q, const int* prod
       for (int k = 0; k < K; ++k)
         x = fma(A[i + static_cast<std::size_t>(k) * lda], B[k + static_cast<std::size_t>(j) * ldb], x);
     } else {
-      unsigned long long acc[kLimbs] = {};
+      unsigned long long acc[L] = {};
       const int* p = prod + static_cast<std::size_t>(j) * ldp + i;
 #pragma unroll
       for (int l = 0; l < N; ++l) {
         const int m = modulus(l);
         int r = p[l * p_stride] % m;
         r += r < 0 ? m : 0;
+        const unsigned ru = static_cast<unsigned>(r);  // in [0, 256): 32 x 32 -> 64-bit products
 #pragma unroll
-        for (int t = 0; t < kLimbs; ++t) acc[t] += static_cast<unsigned long long>(r) * c.w[l][t];
+        for (int t = 0; t < L; ++t) acc[t] += static_cast<unsigned long long>(ru) * c.w[l][t];
       }
       // X = S - round(S / P) P, in (-P/2, P/2): S / P needs only a few exact bits, the limbs stay exact.
       double s = 0;
 #pragma unroll
-      for (int t = kLimbs - 1; t >= 0; --t) s = s * 4294967296.0 + static_cast<double>(acc[t]);
+      for (int t = L - 1; t >= 0; --t) s = s * 4294967296.0 + static_cast<double>(acc[t]);
       const long long n = __double2ll_rn(s * c.inv_P);
-      long long a[kLimbs];
+      long long a[L];
 #pragma unroll
-      for (int t = 0; t < kLimbs; ++t) a[t] = static_cast<long long>(acc[t]) - n * static_cast<long long>(c.P[t]);
+      for (int t = 0; t < L; ++t) a[t] = static_cast<long long>(acc[t]) - n * static_cast<long long>(c.P[t]);
       normalise(a);
-      const bool negative = a[kLimbs - 1] < 0;
+      const bool negative = a[L - 1] < 0;
       if (negative) {
 #pragma unroll
-        for (int t = 0; t < kLimbs; ++t) a[t] = -a[t];
+        for (int t = 0; t < L; ++t) a[t] = -a[t];
         normalise(a);
       }
-      x = ldexp(negative ? -limbs_to_double(a) : limbs_to_double(a), ei + fj - 2 * q);
+      x = ldexp(negative ? -limbs_to_double(a) : limbs_to_double(a), ei + fj - S);
     }
     double* cij = C + i + static_cast<std::size_t>(j) * ldc;
     *cij = beta == 0.0 ? alpha * x : alpha * x + beta * *cij;
@@ -282,11 +290,12 @@ void emulate(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const D
   auto* prod = static_cast<int*>(ctx.device_scratch(N * w.p_stride));
   const int kt = (w.Kp + dev::kTile - 1) / dev::kTile;
   dev::residues_kernel<N, false><<<dim3((a.M + dev::kTile - 1) / dev::kTile, kt), dev::kThreads, 0, s>>>(
-      a.A, a.lda, a.M, a.K, w.Kp, st.e, d.q, a8, w.a_stride);
+      a.A, a.lda, a.M, a.K, w.Kp, st.e, d.qa, a8, w.a_stride);
   CUDA_CHECK(cudaGetLastError());
   dev::residues_kernel<N, true><<<dim3((a.N + dev::kTile - 1) / dev::kTile, kt), dev::kThreads, 0, s>>>(
-      a.B, a.ldb, a.N, a.K, w.Kp, st.e + a.M, d.q, b8, w.b_stride);
+      a.B, a.ldb, a.N, a.K, w.Kp, st.e + a.M, d.qb, b8, w.b_stride);
   CUDA_CHECK(cudaGetLastError());
+  ctx.mark_phase("residues");
   cublasHandle_t h = ctx.cublas();
   CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
   CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
@@ -296,10 +305,12 @@ void emulate(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const D
                                           static_cast<long long>(w.b_stride), &zero, prod, CUDA_R_32I, w.ldp,
                                           static_cast<long long>(w.p_stride / 4), N, CUBLAS_COMPUTE_32I,
                                           CUBLAS_GEMM_DEFAULT));
+  ctx.mark_phase("int8_products");
   const dim3 grid((a.M + 127) / 128, std::min(a.N, 65535));
-  dev::recombine_kernel<N><<<grid, 128, 0, s>>>(a.M, a.N, a.K, d.q, prod, w.ldp, w.p_stride / 4, st.e, st.e + a.M,
+  dev::recombine_kernel<N><<<grid, 128, 0, s>>>(a.M, a.N, a.K, d.qa + d.qb, prod, w.ldp, w.p_stride / 4, st.e, st.e + a.M,
                                                 crt(N), a.alpha, a.beta, a.C, a.ldc, a.A, a.lda, a.B, a.ldb);
   CUDA_CHECK(cudaGetLastError());
+  ctx.mark_phase("recombination");
 }
 
 template <int... I>
@@ -329,8 +340,10 @@ void launch(const GemmArgs& a, ExecContext& ctx, int fixed) {
   note(ctx, d);
   if (d.moduli == 0) {
     registry().find("cublas")->launch(a, ctx);
+    ctx.mark_phase("native");
     return;
   }
+  ctx.mark_phase("scaling");
   const Workspace w = workspace(a.M, a.N, a.K, d.moduli);
   std::size_t free_bytes = 0, total = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));

@@ -3,20 +3,22 @@
 // technique"). The host side of the variant: the moduli, the Chinese-remainder constants, the scaling and the
 // rule that picks the number of moduli; all of it testable without a GPU.
 //
-// The scheme. Row i of A is scaled by 2^(q - e_i), where 2^e_i is the smallest power of two above the row's
-// largest magnitude, and truncated to an integer A'_ik (|A'_ik| < 2^q); column j of B likewise with f_j. The
-// integer product X = A' B' is exact as long as |X| < P / 2, P the product of the moduli: K 2^(2q) <= P / 2
-// fixes q. X is never formed: per modulus m_l, the residues of A' and B' (int8, symmetric) are multiplied by
-// one INT8 GEMM with INT32 accumulation (exact for K <= 2^17), and the Chinese remainder theorem recombines
-// the residues of X into X itself: X = sum_l w_l (X mod m_l) mod P, with w_l = (P / m_l) ((P / m_l)^-1 mod m_l),
-// in exact multi-word integer arithmetic. Then C_ij = alpha 2^(e_i + f_j - 2q) X_ij + beta C_ij.
+// The scheme. Row i of A is scaled by 2^(qa - e_i), where 2^e_i is the smallest power of two above the row's
+// largest magnitude, and rounded to the nearest integer A'_ik (|A'_ik| <= 2^qa); column j of B likewise with
+// f_j and qb. The integer product X = A' B' is exact as long as |X| < P / 2, P the product of the moduli:
+// K 2^(qa + qb) < P / 2 fixes S = qa + qb. X is never formed: per modulus m_l, the residues of A' and B'
+// (int8, symmetric) are multiplied by one INT8 GEMM with INT32 accumulation (exact for K <= 2^17), and the
+// Chinese remainder theorem recombines the residues of X into X itself: X = sum_l w_l (X mod m_l) mod P, with
+// w_l = (P / m_l) ((P / m_l)^-1 mod m_l), in exact multi-word integer arithmetic. Then
+// C_ij = alpha 2^(e_i + f_j - qa - qb) X_ij + beta C_ij.
 //
-// The error is the truncation: each A'_ik loses less than 1 unit, i.e. 2^(e_i - q) of a_ik, so
-// |C - C_exact|_ij <= 2^-q (2^e_i |b_j|_1 + 2^f_j |a_i|_1) + K 2^(e_i + f_j - 2q) (the norm-wise bound of the
-// "fast" scaling). The rule estimates the largest error relative to eps (|A||B|)_ij from four statistics of
-// the inputs (rho and tau below) and takes the fewest moduli that keep it under a target; where none up to
-// kMaxModuli can, or where the product is too small to gain (the INT8 products then cost more than the FP64
-// one), it runs native DGEMM instead and says so.
+// The error is the rounding: each A'_ik is off by at most half a unit, 2^(e_i - qa - 1) of a_ik, so
+// |C - C_exact|_ij <= 2^-qa-1 2^e_i |b_j|_1 + 2^-qb-1 2^f_j |a_i|_1 + K 2^(e_i + f_j - S - 2) (the norm-wise
+// bound of the "fast" scaling). The rule estimates the largest error relative to eps (|A||B|)_ij from four
+// statistics of the inputs (rho and tau below), splits S between A and B where it lowers that estimate, and
+// takes the fewest moduli that keep it under a target; where none up to kMaxModuli can, or where the product
+// is too small to gain (the INT8 products then cost more than the FP64 one), it runs native DGEMM instead and
+// says so.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -24,6 +26,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 namespace ks::gemm::ozaki {
 
@@ -49,7 +52,7 @@ struct Crt {
 };
 const Crt& crt(int n);  // n in [1, kMaxModuli]; computed once per n
 
-// The scaling's q for n moduli and depth K: the largest with K 2^(2q) <= (P - 1) / 2, at most 62.
+// The scaling's total S = qa + qb for n moduli and depth K: the largest with K 2^S < P / 2.
 int scale_bits(int n, int K);
 
 // Statistics of the inputs, from the device: over the rows of A (columns of B) that are finite and not zero,
@@ -59,29 +62,40 @@ struct Stats {
   double rho_a = 1, tau_a = 1, rho_b = 1, tau_b = 1;
 };
 
-// The estimated max over C of |C - C_exact|_ij / (eps (|A||B|)_ij) with q scaling bits: the first-order
-// truncation error is a sum of K terms of random sign, sqrt(K / 3) times one term's size, against (|A||B|)_ij
-// of about K mean|a_i| mean|b_j|, and the largest of M N such sums lies within about kSigmas deviations:
-// 2^(53 - q) kSigmas (rho_a tau_b + rho_b tau_a) / sqrt(3 K).
-constexpr double kSigmas = 6.0;
-double predicted_ratio(const Stats& s, int K, int q);
+// The estimated max over C of |C - C_exact|_ij / (eps (|A||B|)_ij) with qa and qb scaling bits. The first-order
+// error of element (i, j) is a sum of K terms of random sign, each a rounding (uniform in half a unit: variance
+// 1/12 unit^2) times an element of the other operand: its standard deviation against (|A||B|)_ij, of about
+// K mean|a_i| mean|b_j|, is sqrt((rho_a tau_b 2^(53 - qa))^2 + (rho_b tau_a 2^(53 - qb))^2) / sqrt(12 K) in
+// units of eps; the largest of M N such sums lies within about z = sqrt(2 ln(M N)) deviations. The
+// second-order term is bounded outright: 2^(53 - qa - qb) rho_a rho_b / 4.
+double predicted_ratio(const Stats& s, int M, int N, int K, int qa, int qb);
 
-// The ratio the rule keeps under: native cuBLAS DGEMM's own largest ratio on uniform data is about 1 at
-// K = 4096-16384 (docs/gemm-notes.md, step 14); the issue's rule is at most twice native's.
-constexpr double kTargetRatio = 1.0;
+// The split of S = scale_bits(n, K) between qa and qb that minimises the first-order estimate (the two terms
+// equal: qa - qb = log2(rho_a tau_b / (rho_b tau_a))), each in [0, 62] (the residues' 64-bit intermediate).
+std::pair<int, int> split_bits(const Stats& s, int S);
+
+// The ratio the rule keeps under. Native cuBLAS DGEMM's own largest ratio on uniform data is 1.7-2.0 at K = 4096
+// (docs/gemm-notes.md, step 14); the issue's rule is at most twice native's. The estimate above is an upper
+// estimate (tau from sqrt(rho), the worst row and column's rho together), so 3.0 keeps the measured error well
+// inside twice native's.
+constexpr double kTargetRatio = 3.0;
 
 struct Decision {
   int moduli = 0;  // 0: native DGEMM
-  int q = 0;
+  int qa = 0, qb = 0;
   double predicted_ratio = 0;
   std::string reason;  // why native, or the count's reason
 };
 
-// The rule: fixed_moduli > 0 takes that count (tuning variants; native only where K or the data forbid
-// emulation); otherwise the fewest moduli whose predicted ratio is at most kTargetRatio, native where none
-// is, or where M N K is below kMinWork.
+// The rule: fixed_moduli > 0 takes that count (tuning variants), native only where K or the data forbid
+// emulation: a predicted ratio above a quarter of the project's element-wise bound, kBoundFactor (K + 2) (the
+// tuning variants must stay correct on every distribution); otherwise the fewest moduli whose predicted ratio
+// is at most kTargetRatio, native where none is, or where M N K is below kMinWork.
 constexpr double kMinWork = 2048.0 * 2048.0 * 2048.0;
 Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli = 0);
+
+// 32-bit limbs of the recombination's sums for n moduli: sum_l r_l w_l < n 2^8 P.
+__host__ __device__ constexpr int limbs(int n) { return n <= 14 ? 4 : n <= 18 ? 5 : 6; }
 
 // Device workspace of one product with n moduli: the int8 residues of A and B and the int32 products.
 struct Workspace {

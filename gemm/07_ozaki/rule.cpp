@@ -1,5 +1,6 @@
 // The host side of ozaki (see ozaki.hpp): Chinese-remainder constants, the scaling bits, the rule.
 #include "gemm/07_ozaki/ozaki.hpp"
+#include "gemm/problem.hpp"
 
 #include <algorithm>
 #include <array>
@@ -7,6 +8,7 @@
 #include <mutex>
 #include <sstream>
 #include <stdexcept>
+#include <tuple>
 
 namespace ks::gemm::ozaki {
 namespace {
@@ -83,14 +85,23 @@ const Crt& crt(int n) {
 }
 
 int scale_bits(int n, int K) {
-  const double q = std::floor((crt(n).log2_P - 1.0 - std::log2(static_cast<double>(std::max(K, 1)))) / 2.0 - 1e-9);
-  return static_cast<int>(std::clamp(q, 0.0, 62.0));
+  const double S = std::floor(crt(n).log2_P - 1.0 - std::log2(static_cast<double>(std::max(K, 1))) - 1e-9);
+  return static_cast<int>(std::clamp(S, 0.0, 124.0));
 }
 
-double predicted_ratio(const Stats& s, int K, int q) {
+std::pair<int, int> split_bits(const Stats& s, int S) {
+  const double lean = std::log2((s.rho_a * s.tau_b) / (s.rho_b * s.tau_a));  // the extra bits A's side wants
+  int qa = static_cast<int>(std::lround((S + (std::isfinite(lean) ? lean : 0.0)) / 2.0));
+  qa = std::clamp(qa, std::max(0, S - 62), std::min(62, S));
+  return {qa, S - qa};
+}
+
+double predicted_ratio(const Stats& s, int M, int N, int K, int qa, int qb) {
   const double k = std::max(K, 1);
-  const double first = std::ldexp(1.0, 53 - q) * kSigmas * (s.rho_a * s.tau_b + s.rho_b * s.tau_a) / std::sqrt(3.0 * k);
-  const double second = std::ldexp(1.0, 53 - 2 * q) * s.rho_a * s.rho_b;
+  const double z = std::sqrt(2.0 * std::log(std::max(static_cast<double>(M) * N, 2.0)));
+  const double first = z * std::hypot(s.rho_a * s.tau_b * std::ldexp(1.0, 53 - qa),
+                                      s.rho_b * s.tau_a * std::ldexp(1.0, 53 - qb)) / std::sqrt(12.0 * k);
+  const double second = std::ldexp(1.0, 53 - qa - qb) * s.rho_a * s.rho_b / 4.0;
   return first + second;
 }
 
@@ -100,25 +111,37 @@ Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli) {
     d.reason = "native: K above 2^17, where one INT8 product's INT32 sums could overflow";
     return d;
   }
-  auto take = [&](int n) {
-    d.moduli = n;
-    d.q = scale_bits(n, K);
-    d.predicted_ratio = predicted_ratio(s, K, d.q);
+  auto estimate = [&](int n) {
+    Decision e;
+    e.moduli = n;
+    std::tie(e.qa, e.qb) = split_bits(s, scale_bits(n, K));
+    e.predicted_ratio = predicted_ratio(s, M, N, K, e.qa, e.qb);
+    return e;
   };
   std::ostringstream why;
+  why.precision(3);
   if (fixed_moduli > 0) {
-    take(fixed_moduli);
+    const Decision e = estimate(fixed_moduli);
+    const double forbid = kBoundFactor * (K + 2.0) / 4.0;
+    if (!(e.predicted_ratio <= forbid)) {
+      why << "native: " << fixed_moduli << " moduli would err by about " << e.predicted_ratio
+          << " x eps |A||B| on these inputs, above a quarter of the element-wise bound (" << forbid << ")";
+      d.reason = why.str();
+      return d;
+    }
+    d = e;
     why << fixed_moduli << " moduli (fixed)";
   } else if (static_cast<double>(M) * N * K < kMinWork) {
     d.reason = "native: below 2048^3 multiply-adds the INT8 products cost more than native DGEMM";
     return d;
   } else {
-    for (int n = kMinModuli; n <= kMaxModuli && d.moduli == 0; ++n)
-      if (predicted_ratio(s, K, scale_bits(n, K)) <= kTargetRatio) take(n);
+    for (int n = kMinModuli; n <= kMaxModuli && d.moduli == 0; ++n) {
+      const Decision e = estimate(n);
+      if (e.predicted_ratio <= kTargetRatio) d = e;
+    }
     if (d.moduli == 0) {
-      why.precision(3);
       why << "native: no count up to " << kMaxModuli << " moduli meets the accuracy target (predicted "
-          << predicted_ratio(s, K, scale_bits(kMaxModuli, K)) << " x eps |A||B| at " << kMaxModuli << ")";
+          << estimate(kMaxModuli).predicted_ratio << " x eps |A||B| at " << kMaxModuli << ")";
       d.reason = why.str();
       return d;
     }
