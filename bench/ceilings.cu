@@ -117,6 +117,31 @@ double fp64_fma_throughput(cudaStream_t stream, int repetitions, const DeviceSha
   return 2.0 * grid * 256.0 * kChains * kFmaIterations / (t.median_ms * 1e9);
 }
 
+// cuBLAS INT8 GEMM throughput (TOPS): C = A^T B, int8 in, int32 out and accumulation, 8192^3, zero operands
+// (the tensor cores' rate does not depend on the values).
+double int8_gemm_throughput(cudaStream_t stream, int repetitions) {
+  int dev = 0, major = 0, minor = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+  if (major * 10 + minor < 75) return 0;
+  constexpr int n = 8192;
+  DeviceBuffer<signed char> a(std::size_t(n) * n), b(std::size_t(n) * n);
+  DeviceBuffer<int> c(std::size_t(n) * n);
+  CUDA_CHECK(cudaMemsetAsync(a.data(), 0, a.bytes(), stream));
+  CUDA_CHECK(cudaMemsetAsync(b.data(), 0, b.bytes(), stream));
+  CublasHandle h;
+  CUBLAS_CHECK(cublasSetStream(h.get(), stream));
+  const int one = 1, zero = 0;
+  auto gemm = [&] {
+    CUBLAS_CHECK(cublasGemmEx(h.get(), CUBLAS_OP_T, CUBLAS_OP_N, n, n, n, &one, a.data(), CUDA_R_8I, n, b.data(),
+                              CUDA_R_8I, n, &zero, c.data(), CUDA_R_32I, n, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
+  };
+  gemm();  // cuBLAS's first call picks its kernel
+  const TimingStats t = time_fixed(stream, repetitions, gemm);
+  return 2.0 * n * n * double(n) / (t.median_ms * 1e9);
+}
+
 // Host <-> device copy bandwidths (GB/s) of 256 MiB: pinned both ways, pageable up.
 void copy_bandwidths(cudaStream_t stream, int repetitions, Ceilings& c) {
   const std::size_t bytes = std::size_t(256) << 20;
@@ -146,6 +171,7 @@ Ceilings measure_ceilings(cudaStream_t stream, int repetitions) {
   c.device_bandwidth_gbs = elementwise_bandwidth(stream, repetitions, dev);
   c.device_read_bandwidth_gbs = read_bandwidth(stream, repetitions, dev);
   c.fp64_fma_tflops = fp64_fma_throughput(stream, repetitions, dev);
+  c.int8_gemm_tops = int8_gemm_throughput(stream, repetitions);
   copy_bandwidths(stream, repetitions, c);
   measure_host_ceilings(c, 3);
   return c;

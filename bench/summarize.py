@@ -12,6 +12,7 @@ from kresults import load, run_tool
 CEILINGS = [("device read bandwidth", "device_read_bandwidth_gbs", "GB/s"),
             ("elementwise read+write bandwidth", "device_bandwidth_gbs", "GB/s"),
             ("FP64 FMA", "fp64_fma_tflops", "TFLOP/s"),
+            ("INT8 GEMM (cuBLAS, 8192^3)", "int8_gemm_tops", "TOPS"),
             ("host-to-device, pinned", "h2d_pinned_gbs", "GB/s"),
             ("host-to-device, pageable", "h2d_pageable_gbs", "GB/s"),
             ("host elementwise, 1 thread", "host_elementwise_single_thread_gbs", "GB/s"),

@@ -15,6 +15,16 @@ cublasHandle_t ExecContext::cublas() {
   return cublas_->get();
 }
 
+cublasHandle_t ExecContext::cublas_with_workspace(std::size_t bytes) {
+  cublasHandle_t h = cublas();
+  if (bytes > cublas_workspace_.bytes()) CUBLAS_CHECK(cublasSetWorkspace(h, device_scratch(bytes), bytes));
+  return h;
+}
+
+void ExecContext::restore_cublas_workspace() {
+  CUBLAS_CHECK(cublasSetWorkspace(cublas(), cublas_workspace_.data(), cublas_workspace_.bytes()));
+}
+
 void ExecContext::begin_launch() {
   auto wait = [this] { CUDA_CHECK(cudaStreamSynchronize(stream_)); };
   device_scratch_.begin_launch(wait);

@@ -88,8 +88,12 @@ class ExecContext {
 
   cudaStream_t stream() const noexcept { return stream_; }
 
-  // A cuBLAS handle bound to stream(), created on first use.
+  // A cuBLAS handle bound to stream(), created on first use, with a 32 MiB workspace of its own.
   cublasHandle_t cublas();
+  // The handle with a workspace of at least `bytes` (from device scratch, this launch only) where a call
+  // needs more (cuBLAS's emulated FP64); restore_cublas_workspace() puts the 32 MiB one back.
+  cublasHandle_t cublas_with_workspace(std::size_t bytes);
+  void restore_cublas_workspace();
 
   // Called by the families' run functions before every variant launch: the scratch arenas start over.
   void begin_launch();

@@ -20,11 +20,41 @@ void launch(const GemmArgs& a, ExecContext& ctx) {
                             CUBLAS_GEMM_DEFAULT));
 }
 
+// cuBLAS's own FP64 emulation on the integer tensor cores (CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT, mantissa
+// bits chosen at run time for native accuracy): the reference ozaki is held against. `strategy` DEFAULT lets
+// cuBLAS run native where it judges emulation slower; EAGER emulates wherever it can. Its slices and products
+// take more workspace than the handle's 32 MiB: int8 slices of A and B and wide products, given generously.
+void launch_emulated(const GemmArgs& a, ExecContext& ctx, cublasEmulationStrategy_t strategy) {
+  const std::size_t mk = static_cast<std::size_t>(a.M) * a.K, kn = static_cast<std::size_t>(a.K) * a.N,
+                    mn = static_cast<std::size_t>(a.M) * a.N;
+  cublasHandle_t h = ctx.cublas_with_workspace(8 * (mk + kn) + 16 * mn + (32u << 20));
+  CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+  CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
+  CUBLAS_CHECK(cublasSetEmulationStrategy(h, strategy));
+  const cublasStatus_t st = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, a.M, a.N, a.K, &a.alpha, a.A, CUDA_R_64F, a.lda,
+                                         a.B, CUDA_R_64F, a.ldb, &a.beta, a.C, CUDA_R_64F, a.ldc,
+                                         CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT, CUBLAS_GEMM_DEFAULT);
+  CUBLAS_CHECK(cublasSetEmulationStrategy(h, CUBLAS_EMULATION_STRATEGY_DEFAULT));
+  ctx.restore_cublas_workspace();
+  CUBLAS_CHECK(st);
+}
+
 }  // namespace
 
 KS_GEMM_VARIANT({.info = {.name = "cublas",
                           .summary = "cuBLAS DGEMM (cublasGemmEx, CUBLAS_COMPUTE_64F, default math): the anchor",
                           .anchor = true},
                  .launch = launch});
+KS_GEMM_VARIANT({.info = {.name = "cublas_emulated",
+                          .summary = "cuBLAS's FP64 emulation (CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT), its default "
+                                     "strategy: emulated where cuBLAS judges it faster"},
+                 .launch = [](const GemmArgs& a, ExecContext& ctx) {
+                   launch_emulated(a, ctx, CUBLAS_EMULATION_STRATEGY_DEFAULT);
+                 }});
+KS_GEMM_VARIANT({.info = {.name = "cublas_emulated_eager",
+                          .summary = "cuBLAS's FP64 emulation, strategy eager: emulated wherever cuBLAS can"},
+                 .launch = [](const GemmArgs& a, ExecContext& ctx) {
+                   launch_emulated(a, ctx, CUBLAS_EMULATION_STRATEGY_EAGER);
+                 }});
 
 }  // namespace ks::gemm

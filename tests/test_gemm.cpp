@@ -541,6 +541,25 @@ INSTANTIATE_TEST_SUITE_P(
                             blas_cases()[std::get<2>(info.param)].what);
     });
 
+// Every variant on every input distribution kbench's --dist offers (device mode; the modes move bytes, not
+// values): wider exponents (exp:PHI) and rows of A and columns of B scaled far apart (pow2) must still meet
+// the element-wise bound, whose |A||B| term follows the data.
+class GemmDist : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GemmDist, EveryDistributionMeetsTheBound) {
+  KS_REQUIRE_GPU();
+  KS_VARIANT_OR_SKIP(v, GetParam());
+  for (const char* dist : {"uniform", "exp:0.5", "exp:1", "exp:2", "exp:4", "exp:2,pow2:300", "uniform,pow2:400"}) {
+    const std::uint64_t seed = choose_seed();
+    const GemmCheck c =
+        run_once(*v, Mode::Device, make_problem({127, 129, 131, 130, 0, 0}, 1.25, -0.5, seed, parse_operands(dist)));
+    EXPECT_TRUE(c.ok) << GetParam() << " on " << dist << ": " << c.report;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, GemmDist, ::testing::ValuesIn(variant_names()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return test::sanitize(info.param); });
+
 // The pipelined modes with a budget that holds a third of A: several row blocks and panels, edges that do not
 // divide, pinned and pageable (staged and registered), beta != 0 and beta == 0 with NaN in C's destination.
 TEST(GemmPipelined, SmallBudgetBlocksPanelsAndBothPageableWays) {

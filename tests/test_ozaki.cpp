@@ -134,20 +134,19 @@ TEST(OzakiRule, WorkspaceHoldsResiduesAndProducts) {
   EXPECT_EQ(workspace(5, 5, 5, 8).ldp, 8);
 }
 
+TEST(OzakiRule, RefusesAWorkspaceThatDoesNotFitWithTheBytesInTheMessage) {
+  const Workspace w = workspace(16384, 16384, 16384, 14);
+  EXPECT_GT(w.bytes, 14ull * 16384 * 16384 * 4) << "the int32 products alone";
+  EXPECT_EQ(workspace_refusal(w, 14, w.bytes, 0), "");
+  EXPECT_EQ(workspace_refusal(w, 14, w.bytes - 4096, 8192), "") << "the context's own scratch is reused";
+  const std::string r = workspace_refusal(w, 14, w.bytes / 2, 1 << 20);
+  ASSERT_NE(r, "");
+  EXPECT_NE(r.find("14 moduli need " + std::to_string((w.bytes + 1048575) / 1048576) + " MiB"), std::string::npos) << r;
+  EXPECT_NE(r.find(std::to_string(w.bytes / 2 / 1048576) + " MiB free"), std::string::npos) << r;
+}
+
 // ---- GPU ----
 
-// A and B as (u - 0.5) exp(phi g), u uniform in [0, 1) and g standard normal (phi 0: uniform in [-0.5, 0.5)).
-void spread(GemmProblem& p, double phi, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> u(0.0, 1.0);
-  std::normal_distribution<double> g(0.0, 1.0);
-  auto fill = [&](Eigen::MatrixXd& x, int rows) {
-    for (Eigen::Index j = 0; j < x.cols(); ++j)
-      for (int i = 0; i < rows; ++i) x(i, j) = (u(rng) - 0.5) * std::exp(phi * g(rng));
-  };
-  fill(p.A, p.shape.M);
-  fill(p.B, p.shape.K);
-}
 
 // max |C - C_ref| / (eps (|A||B|)_ij) over `samples` seeded elements, against long-double dot products.
 double error_ratio(const GemmProblem& p, const Eigen::MatrixXd& C, int samples, std::uint64_t seed) {
@@ -191,18 +190,17 @@ TEST(Ozaki, AsAccurateAsNativeDgemm) {
   if (test::small_sizes_only()) GTEST_SKIP() << "a 2048 x 2048 x 4096 product";
   Stream stream;
   ExecContext ctx(stream.get());
-  for (double phi : {0.0, 0.5, 1.0, 2.0}) {
+  for (const char* dist : {"uniform", "exp:0.5", "exp:1", "exp:2"}) {
     const std::uint64_t seed = choose_seed();
-    GemmProblem p = make_problem({2048, 2048, 4096}, 1.0, 0.0, seed);
-    spread(p, phi, seed);
+    const GemmProblem p = make_problem({2048, 2048, 4096}, 1.0, 0.0, seed, parse_operands(dist));
     std::string moduli;
     const Eigen::MatrixXd emulated = device_result("ozaki", p, ctx, &moduli);
     const Eigen::MatrixXd native = device_result("cublas", p, ctx);
     const double e = error_ratio(p, emulated, 20000, seed + 1), n = error_ratio(p, native, 20000, seed + 1);
-    std::cout << "phi " << phi << ": ozaki (" << moduli << " moduli) " << e << ", cublas " << n << " (x eps |A||B|)\n";
-    EXPECT_LE(e, 2 * n) << "phi " << phi << ", seed " << seed << ", " << moduli << " moduli";
-    if (phi <= 0.5) {  // wider spreads may fall back to native: the rule's estimate is conservative there
-      EXPECT_NE(moduli, "0") << "emulated at phi " << phi;
+    std::cout << dist << ": ozaki (" << moduli << " moduli) " << e << ", cublas " << n << " (x eps |A||B|)\n";
+    EXPECT_LE(e, 2 * n) << dist << ", seed " << seed << ", " << moduli << " moduli";
+    if (std::string(dist) == "uniform" || std::string(dist) == "exp:0.5") {  // wider spreads may fall back to native
+      EXPECT_NE(moduli, "0") << "emulated on " << dist;
     }
   }
 }
@@ -248,6 +246,27 @@ TEST(Ozaki, RowsAndColumnsOfVeryDifferentScale) {
     const GemmCheck c = validate(p, device_result(v, p, ctx));
     EXPECT_TRUE(c.ok) << v << ": " << c.report;
   }
+}
+
+// The launch's phases, timed by the context's marks: the four of an emulated product in order, each taking time.
+TEST(Ozaki, MarksItsPhases) {
+  KS_REQUIRE_GPU();
+  Stream stream;
+  ExecContext ctx(stream.get());
+  const GemmProblem p = make_problem({512, 384, 640}, 1.0, 0.0, choose_seed());
+  ctx.time_phases(true);
+  const Eigen::MatrixXd c = device_result("ozaki_14", p, ctx);
+  const auto phases = ctx.phase_ms();
+  EXPECT_TRUE(validate(p, c).ok);
+  ASSERT_EQ(phases.size(), 4u);
+  const char* names[] = {"scaling", "residues", "int8_products", "recombination"};
+  for (int i = 0; i < 4; ++i) {
+    EXPECT_EQ(phases[i].first, names[i]);
+    EXPECT_GT(phases[i].second, 0.0) << names[i];
+  }
+  ctx.time_phases(false);
+  device_result("ozaki_14", p, ctx);
+  EXPECT_TRUE(ctx.phase_ms().empty()) << "no marks while phase timing is off";
 }
 
 }  // namespace

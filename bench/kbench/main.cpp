@@ -53,6 +53,10 @@ void add_run_options(CLI::App* cmd, RunOptions& o) {
                   "How pageable_pipelined's operands cross: stage (pinned buffers filled by host threads), register "
                   "(cudaHostRegister per run), or auto (default: one run each way at set-up, the faster kept)")
       ->check(CLI::IsMember({"stage", "register", "auto"}));
+  cmd->add_option("--dist", o.dist,
+                  "GEMM operands A and B: uniform (default, [-1, 1)), exp:PHI ((u - 0.5) exp(PHI g), g standard "
+                  "normal: wider exponents with PHI, 0 to 8), either followed by ,pow2:S (rows of A and columns of B "
+                  "scaled by 2^s, s in [-S, S], S up to 400)");
   cmd->add_option("--validate", o.validate,
                   "GEMM validation: full (the whole Eigen reference), sampled (4096 elements against long-double dot "
                   "products) or auto (default: sampled above 2^37 multiply-adds)")

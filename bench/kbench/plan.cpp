@@ -37,14 +37,14 @@ void check_given(const RunOptions& o, bool gemm, bool reductions) {
   const std::pair<const char*, const std::string*> texts[] = {
       {"--sizes", &o.sizes},       {"--types", &o.types},     {"--mode", &o.modes},
       {"--out", &o.out},           {"--variants", &o.variants}, {"--device-memory", &o.device_memory},
-      {"--devices", &o.devices}};
+      {"--devices", &o.devices},   {"--dist", &o.dist}};
   for (const auto& [name, value] : texts)
     if (o.given_option(name) && value->empty())
       throw std::invalid_argument(std::string(name) + " was given an empty value");
   for (const char* name : {"--mode"})
     if (o.given_option(name) && !gemm)
       throw std::invalid_argument(std::string(name) + " applies to GEMM rows only, and --suite " + o.suite + " has none");
-  for (const char* name : {"--device-memory", "--devices", "--validate"})
+  for (const char* name : {"--device-memory", "--devices", "--validate", "--dist"})
     if (o.given_option(name) && !gemm)
       throw std::invalid_argument(std::string(name) + " applies to GEMM rows only, and --suite " + o.suite + " has none");
   for (const char* name : {"--types", "--block"})
@@ -158,6 +158,13 @@ Plan make_plan(const RunOptions& o) {
   p.reduce_cold = o.l2 != "warm";
   plan_pipelined(o, p);
   p.validate = o.validate;
+  if (!o.dist.empty()) {
+    try {
+      p.operands = gemm::parse_operands(o.dist);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("--dist: ") + e.what());
+    }
+  }
   plan_reduce(o, pattern, p);
   p.block = o.block;
   check_block(p);

@@ -7,6 +7,7 @@
 #include "common/timing.hpp"
 #include "gemm/gemm.hpp"
 #include "gemm/modes.hpp"
+#include "gemm/problem.hpp"
 #include "reduce/reduce.hpp"
 
 #include <cstddef>
@@ -26,6 +27,7 @@ struct Plan {
   bool gemm_cold = false, reduce_cold = true;
   std::size_t device_memory = 0;  // the pipelined modes' budget per device; 0: what is free
   std::vector<int> devices;       // the pipelined modes' devices
+  gemm::Operands operands;  // --dist
   std::string validate = "auto";
   std::string pageable = "auto";
   TimingOptions timing;

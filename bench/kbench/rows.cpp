@@ -102,6 +102,16 @@ RowAxes gemm_axes(const std::string& family, const std::string& variant, const s
   return a;
 }
 
+// A variant that marks its phases (ozaki) gets one more launch, untimed by the row, with the context's phase
+// timing on: each phase's time goes into the row as phase_ms_<name>.
+void report_phases(Session& s, RowResult& r, gemm::Runner& runner) {
+  s.ctx.time_phases(true);
+  runner.run();
+  const auto phases = s.ctx.phase_ms();
+  s.ctx.time_phases(false);
+  for (const auto& [name, ms] : phases) r.extra["phase_ms_" + name] = ms;
+}
+
 Row gemm_row(const gemm::GemmVariant* v, gemm::Mode mode, const GemmSize& size,
              const std::shared_ptr<LazyInput<gemm::GemmProblem>>& input) {
   const std::string m = gemm::to_string(mode);
@@ -118,16 +128,27 @@ Row gemm_row(const gemm::GemmVariant* v, gemm::Mode mode, const GemmSize& size,
     const gemm::GemmProblem& p = use.get();
     s.ctx.notes().clear();
     gemm::Runner runner(*v, mode, p, s.ctx, pipeline_options(s));
+    double worst = 0;  // of the checks, in units of the bound
+    auto check = [&] {
+      const gemm::GemmCheck c = check_gemm(s.plan, size, p, runner);
+      worst = std::max(worst, c.worst);
+      return c;
+    };
     // Zero-copy reads cross the bus for every access: a few repetitions say enough.
-    const auto t = s.checked_timing(r, runner, [&] { return check_gemm(s.plan, size, p, runner); },
+    const auto t = s.checked_timing(r, runner, check,
                                     runner.work(s.plan.gemm_cold ? &s.flusher : nullptr),
                                     mode == gemm::Mode::Mapped ? 3 : INT_MAX);
     if (!t) return;
     // The FP64 FMA ceiling: variants on the tensor cores (cuBLAS on sm_80+) can exceed it.
     s.report(r, *t, "TFLOP/s", gemm::flops(size.M, size.N, size.K) / 1e12, s.ceilings.fp64_fma_tflops);
     if (mode == gemm::Mode::Graph) r.extra["graph_setup_ms"] = runner.setup_ms();
+    // Against long-double dot products (sampled validation), the largest error in units of
+    // eps (|alpha| |A||B| + |beta| |C0|): the bound is kBoundFactor (K + 2) of those.
+    if (sampled_validation(s.plan, size) && !s.opt.no_validate)
+      r.extra["max_error_eps_ab"] = worst * gemm::kBoundFactor * (size.K + 2.0);
     for (const auto& [key, value] : s.ctx.notes()) r.labels[key] = value;  // what the variant chose (ozaki)
     report_pipeline(s, r, runner, size);
+    if (mode == gemm::Mode::Device) report_phases(s, r, runner);
   };
   return row;
 }
@@ -233,8 +254,8 @@ std::vector<std::pair<gemm::Mode, bool>> ordered_modes(const std::vector<gemm::M
 void add_gemm_rows(std::vector<Row>& rows, const Plan& p) {
   const GemmSize largest = p.gemm_sizes.back();
   for (const GemmSize& size : p.gemm_sizes) {
-    auto input = std::make_shared<LazyInput<gemm::GemmProblem>>([size] {
-      return std::make_unique<gemm::GemmProblem>(gemm::make_problem({size.M, size.N, size.K}, 1.0, 0.0, choose_seed()));
+    auto input = std::make_shared<LazyInput<gemm::GemmProblem>>([size, ops = p.operands] {
+      return std::make_unique<gemm::GemmProblem>(gemm::make_problem({size.M, size.N, size.K}, 1.0, 0.0, choose_seed(), ops));
     });
     std::vector<gemm::Mode> asked = p.modes;
     const bool is_largest = size.M == largest.M && size.N == largest.N && size.K == largest.K;
@@ -258,6 +279,8 @@ void add_gemm_rows(std::vector<Row>& rows, const Plan& p) {
     }
     if (static_cast<double>(size.M) * size.N * size.K <= 2048.0 * 2048 * 2048) rows.push_back(eigen_row(size, input));
   }
+  for (Row& r : rows)
+    if (r.axes.family == "gemm" || r.axes.variant == "eigen_dgemm") r.axes.distribution = p.operands.str();
 }
 
 RowAxes reduce_axes(const std::string& family, const std::string& variant, reduce::DType t, std::size_t n, int block,

@@ -347,12 +347,8 @@ void launch(const GemmArgs& a, ExecContext& ctx, int fixed) {
   const Workspace w = workspace(a.M, a.N, a.K, d.moduli);
   std::size_t free_bytes = 0, total = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
-  if (w.bytes > free_bytes + ctx.device_scratch_capacity()) {
-    std::ostringstream os;
-    os << "ozaki: " << d.moduli << " moduli need " << w.bytes / 1048576 << " MiB of workspace (int8 residues of A "
-       << "and B, int32 products); the device has " << free_bytes / 1048576 << " MiB free";
-    throw std::runtime_error(os.str());
-  }
+  const std::string refusal = workspace_refusal(w, d.moduli, free_bytes, ctx.device_scratch_capacity());
+  if (!refusal.empty()) throw std::runtime_error(refusal);
   emulate_with(d.moduli, a, ctx, st, d, w, std::make_integer_sequence<int, kMaxModuli - kMinModuli + 1>{});
 }
 

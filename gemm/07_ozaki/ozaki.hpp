@@ -108,4 +108,8 @@ struct Workspace {
 };
 Workspace workspace(int M, int N, int K, int n);
 
+// Empty where the workspace fits what the device has free plus the scratch this context already holds (which
+// the launch reuses); otherwise the message the launch throws: the bytes needed and free.
+std::string workspace_refusal(const Workspace& w, int n, std::size_t free_bytes, std::size_t scratch_bytes);
+
 }  // namespace ks::gemm::ozaki

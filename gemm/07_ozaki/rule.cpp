@@ -151,6 +151,15 @@ Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli) {
   return d;
 }
 
+std::string workspace_refusal(const Workspace& w, int n, std::size_t free_bytes, std::size_t scratch_bytes) {
+  if (w.bytes <= free_bytes + scratch_bytes) return {};
+  std::ostringstream os;
+  os << "ozaki: " << n << " moduli need " << (w.bytes + 1048575) / 1048576 << " MiB of workspace (int8 residues of A "
+     << "and B, int32 products); the device has " << free_bytes / 1048576 << " MiB free";
+  if (scratch_bytes) os << " and this context holds " << scratch_bytes / 1048576 << " MiB of scratch";
+  return os.str();
+}
+
 Workspace workspace(int M, int N, int K, int n) {
   auto up = [](std::size_t x, std::size_t a) { return (x + a - 1) / a * a; };
   Workspace w;
