@@ -109,7 +109,7 @@ TEST(OzakiRule, PicksMoreModuliForWiderExponentsAndNativeWhereNoneSuffices) {
   const Decision h = decide(4096, 4096, 4096, hopeless);
   EXPECT_EQ(h.moduli, 0);
   EXPECT_NE(h.reason.find("no count"), std::string::npos) << h.reason;
-  const Decision hf = decide(4096, 4096, 4096, hopeless, 14);
+  const Decision hf = decide(4096, 4096, 4096, Stats{kMaxFixedRho, 1e8, kMaxFixedRho, 1e8}, 14);
   EXPECT_EQ(hf.moduli, 0) << "a fixed count still refuses data it would get wrong";
   EXPECT_NE(hf.reason.find("element-wise bound"), std::string::npos) << hf.reason;
   EXPECT_EQ(decide(4096, 4096, kMaxK + 1, uniform).moduli, 0);
@@ -117,6 +117,12 @@ TEST(OzakiRule, PicksMoreModuliForWiderExponentsAndNativeWhereNoneSuffices) {
   const Decision small = decide(512, 512, 512, uniform);
   EXPECT_EQ(small.moduli, 0);
   EXPECT_NE(small.reason.find("native"), std::string::npos);
+  const Decision shallow = decide(65536, 65536, 512, uniform);
+  EXPECT_EQ(shallow.moduli, 0) << "K below kMinDepth";
+  EXPECT_NE(shallow.reason.find("K below"), std::string::npos) << shallow.reason;
+  const Decision spread = decide(512, 512, 512, Stats{kMaxFixedRho * 2, 2, 2, 1.4}, 16);
+  EXPECT_EQ(spread.moduli, 0) << "a fixed count on data spread beyond what its estimate is trusted for";
+  EXPECT_NE(spread.reason.find("above their mean"), std::string::npos) << spread.reason;
   const Decision fixed = decide(512, 512, 512, uniform, 14);
   EXPECT_EQ(fixed.moduli, 14);
   EXPECT_EQ(fixed.qa + fixed.qb, scale_bits(14, 512));

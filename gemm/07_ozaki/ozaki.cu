@@ -113,17 +113,25 @@ __global__ void __launch_bounds__(kThreads) residues_kernel(const double* x, int
   const int r = r0 + rr, k = k0 + kk0;
   if (r >= R || k >= Kp) return;
   const int er = e[r];
-  long long v[16];
+  // v = hi 2^32 + lo (|v| <= 2^62: hi in [-2^30, 2^30]), so v mod m = (hi mod m) (2^32 mod m) + lo mod m, mod m:
+  // 32-bit remainders by constants, where one 64-bit remainder costs several times as many instructions.
+  int hi[16];
+  unsigned lo[16];
 #pragma unroll
-  for (int i = 0; i < 16; ++i) v[i] = er == kBad ? 0 : __double2ll_rn(ldexp(t[rr][kk0 + i], q - er));
+  for (int i = 0; i < 16; ++i) {
+    const long long v = er == kBad ? 0 : __double2ll_rn(ldexp(t[rr][kk0 + i], q - er));
+    hi[i] = static_cast<int>(v >> 32);
+    lo[i] = static_cast<unsigned>(v);
+  }
   signed char* dst = out + static_cast<std::size_t>(r) * Kp + k;
 #pragma unroll
   for (int l = 0; l < N; ++l) {
     const int m = modulus(l);
+    const int c32 = static_cast<int>((1ull << 32) % static_cast<unsigned>(m));
     unsigned w[4] = {0, 0, 0, 0};
 #pragma unroll
     for (int i = 0; i < 16; ++i) {
-      int ri = static_cast<int>(v[i] % m);
+      int ri = ((hi[i] % m) * c32 + static_cast<int>(lo[i] % static_cast<unsigned>(m))) % m;  // in (-m, m)
       ri -= ri > 127 ? m : 0;
       ri += ri < -128 ? m : 0;
       w[i / 4] |= (static_cast<unsigned>(ri) & 0xffu) << (8 * (i % 4));
@@ -332,7 +340,7 @@ void note(ExecContext& ctx, const Decision& d) {
 }
 
 void launch(const GemmArgs& a, ExecContext& ctx, int fixed) {
-  const bool small = !fixed && static_cast<double>(a.M) * a.N * a.K < kMinWork;
+  const bool small = !fixed && (static_cast<double>(a.M) * a.N * a.K < kMinWork || a.K < kMinDepth);
   // Native whatever the data where K or the size decide it (and the statistics' grid has K / 64 rows).
   const bool data_free = a.K > kMaxK || small;
   const DeviceStats st = data_free ? DeviceStats{} : statistics(a, ctx);

@@ -88,10 +88,15 @@ struct Decision {
 };
 
 // The rule: fixed_moduli > 0 takes that count (tuning variants), native only where K or the data forbid
-// emulation: a predicted ratio above a quarter of the project's element-wise bound, kBoundFactor (K + 2) (the
-// tuning variants must stay correct on every distribution); otherwise the fewest moduli whose predicted ratio
-// is at most kTargetRatio, native where none is, or where M N K is below kMinWork.
+// emulation: rho above kMaxFixedRho, or a predicted ratio above a quarter of the project's element-wise bound,
+// kBoundFactor (K + 2) (the tuning variants must stay correct on every distribution, and on short dot products
+// of heavy-tailed data one product can dominate (|A||B|)_ij, which the mean-based estimate does not see: at
+// exp:4 and K = 131 the errors were 10^3 times the estimate). Otherwise the fewest moduli whose predicted ratio
+// is at most kTargetRatio, native where none is, where M N K is below kMinWork, or where K is below kMinDepth
+// (the INT32 products, 4 bytes per modulus per element of C, then cost more than the arithmetic they save).
 constexpr double kMinWork = 2048.0 * 2048.0 * 2048.0;
+constexpr int kMinDepth = 1024;
+constexpr double kMaxFixedRho = 64.0;
 Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli = 0);
 
 // 32-bit limbs of the recombination's sums for n moduli: sum_l r_l w_l < n 2^8 P.

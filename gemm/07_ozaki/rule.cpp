@@ -123,6 +123,12 @@ Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli) {
   if (fixed_moduli > 0) {
     const Decision e = estimate(fixed_moduli);
     const double forbid = kBoundFactor * (K + 2.0) / 4.0;
+    if (!(std::max(s.rho_a, s.rho_b) <= kMaxFixedRho)) {
+      why << "native: the rows' largest elements sit " << std::max(s.rho_a, s.rho_b) << " x above their mean (above "
+          << kMaxFixedRho << ", where the estimate is not trusted for a fixed count)";
+      d.reason = why.str();
+      return d;
+    }
     if (!(e.predicted_ratio <= forbid)) {
       why << "native: " << fixed_moduli << " moduli would err by about " << e.predicted_ratio
           << " x eps |A||B| on these inputs, above a quarter of the element-wise bound (" << forbid << ")";
@@ -133,6 +139,9 @@ Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli) {
     why << fixed_moduli << " moduli (fixed)";
   } else if (static_cast<double>(M) * N * K < kMinWork) {
     d.reason = "native: below 2048^3 multiply-adds the INT8 products cost more than native DGEMM";
+    return d;
+  } else if (K < kMinDepth) {
+    d.reason = "native: K below 1024, where the INT32 products' traffic outweighs the arithmetic they save";
     return d;
   } else {
     for (int n = kMinModuli; n <= kMaxModuli && d.moduli == 0; ++n) {
