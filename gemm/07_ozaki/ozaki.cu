@@ -6,7 +6,8 @@
 //      (one 16-byte copy and a wait) and decides the moduli count, or native DGEMM;
 //   2. residues: A and B scaled, rounded to integers and reduced modulo every modulus in one pass each, written
 //      K-major as int8 (A transposed through shared memory) with zeros up to K rounded to 16;
-//   3. one strided-batched INT8 GEMM (cuBLAS, INT32 accumulation) per launch: A_l^T B_l for every modulus;
+//   3. the INT8 GEMMs (cuBLAS, INT32 accumulation) A_l^T B_l for every modulus: one cublasGemmEx each, or one
+//      strided-batched call, as separate_products() says;
 //   4. recombination: per element, the residues of the products by the CRT in 32-bit limbs (as few as the
 //      count needs; 32 x 32 -> 64-bit multiply-adds), exactly, then
 //      scaled back, alpha and beta applied. Rows or columns holding Inf or NaN are computed there as plain
@@ -113,25 +114,27 @@ __global__ void __launch_bounds__(kThreads) residues_kernel(const double* x, int
   const int r = r0 + rr, k = k0 + kk0;
   if (r >= R || k >= Kp) return;
   const int er = e[r];
-  // v = hi 2^32 + lo (|v| <= 2^62: hi in [-2^30, 2^30]), so v mod m = (hi mod m) (2^32 mod m) + lo mod m, mod m:
-  // 32-bit remainders by constants, where one 64-bit remainder costs several times as many instructions.
-  int hi[16];
-  unsigned lo[16];
+  // v = v2 2^42 + v1 2^21 + v0 (|v| <= 2^62: v2 in [-2^20, 2^20], v1 and v0 in [0, 2^21)), so
+  // v = v2 (2^42 mod m) + v1 (2^21 mod m) + v0 (mod m), a sum below 2^30 in magnitude: one 32-bit remainder by a
+  // constant per modulus, where a 64-bit one costs several times as many instructions.
+  int v2[16], v1[16], v0[16];
 #pragma unroll
   for (int i = 0; i < 16; ++i) {
     const long long v = er == kBad ? 0 : __double2ll_rn(ldexp(t[rr][kk0 + i], q - er));
-    hi[i] = static_cast<int>(v >> 32);
-    lo[i] = static_cast<unsigned>(v);
+    v2[i] = static_cast<int>(v >> 42);
+    v1[i] = static_cast<int>((v >> 21) & 0x1FFFFF);
+    v0[i] = static_cast<int>(v & 0x1FFFFF);
   }
   signed char* dst = out + static_cast<std::size_t>(r) * Kp + k;
 #pragma unroll
   for (int l = 0; l < N; ++l) {
     const int m = modulus(l);
-    const int c32 = static_cast<int>((1ull << 32) % static_cast<unsigned>(m));
+    const int c42 = static_cast<int>((1ull << 42) % static_cast<unsigned>(m));
+    const int c21 = static_cast<int>((1ull << 21) % static_cast<unsigned>(m));
     unsigned w[4] = {0, 0, 0, 0};
 #pragma unroll
     for (int i = 0; i < 16; ++i) {
-      int ri = ((hi[i] % m) * c32 + static_cast<int>(lo[i] % static_cast<unsigned>(m))) % m;  // in (-m, m)
+      int ri = (v2[i] * c42 + v1[i] * c21 + v0[i]) % m;  // in (-m, m)
       ri -= ri > 127 ? m : 0;
       ri += ri < -128 ? m : 0;
       w[i / 4] |= (static_cast<unsigned>(ri) & 0xffu) << (8 * (i % 4));
@@ -308,11 +311,18 @@ void emulate(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const D
   CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
   CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
   const int one = 1, zero = 0;
-  CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, a.M, a.N, w.Kp, &one, a8, CUDA_R_8I, w.Kp,
-                                          static_cast<long long>(w.a_stride), b8, CUDA_R_8I, w.Kp,
-                                          static_cast<long long>(w.b_stride), &zero, prod, CUDA_R_32I, w.ldp,
-                                          static_cast<long long>(w.p_stride / 4), N, CUBLAS_COMPUTE_32I,
-                                          CUBLAS_GEMM_DEFAULT));
+  if (separate_products(a.M, a.N, a.K)) {
+    for (int l = 0; l < N; ++l)
+      CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, a.M, a.N, w.Kp, &one, a8 + l * w.a_stride, CUDA_R_8I, w.Kp,
+                                b8 + l * w.b_stride, CUDA_R_8I, w.Kp, &zero, prod + l * (w.p_stride / 4), CUDA_R_32I,
+                                w.ldp, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
+  } else {
+    CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, a.M, a.N, w.Kp, &one, a8, CUDA_R_8I, w.Kp,
+                                            static_cast<long long>(w.a_stride), b8, CUDA_R_8I, w.Kp,
+                                            static_cast<long long>(w.b_stride), &zero, prod, CUDA_R_32I, w.ldp,
+                                            static_cast<long long>(w.p_stride / 4), N, CUBLAS_COMPUTE_32I,
+                                            CUBLAS_GEMM_DEFAULT));
+  }
   ctx.mark_phase("int8_products");
   const dim3 grid((a.M + 127) / 128, std::min(a.N, 65535));
   dev::recombine_kernel<N><<<grid, 128, 0, s>>>(a.M, a.N, a.K, d.qa + d.qb, prod, w.ldp, w.p_stride / 4, st.e, st.e + a.M,
@@ -328,7 +338,7 @@ void emulate_with(int n, const GemmArgs& a, ExecContext& ctx, const DeviceStats&
 }
 
 // What the launch chose, reported with the harness's row.
-void note(ExecContext& ctx, const Decision& d) {
+void note(ExecContext& ctx, const Decision& d, int M, int N, int K) {
   ctx.notes()["ozaki_moduli"] = std::to_string(d.moduli);
   ctx.notes()["ozaki_decision"] = d.reason;
   if (d.moduli) {
@@ -336,6 +346,8 @@ void note(ExecContext& ctx, const Decision& d) {
     os.precision(3);
     os << d.predicted_ratio;
     ctx.notes()["ozaki_predicted_error"] = os.str();
+    ctx.notes()["ozaki_products"] =
+        separate_products(M, N, K) ? "one cublasGemmEx per modulus" : "one strided-batched call";
   }
 }
 
@@ -345,7 +357,7 @@ void launch(const GemmArgs& a, ExecContext& ctx, int fixed) {
   const bool data_free = a.K > kMaxK || small;
   const DeviceStats st = data_free ? DeviceStats{} : statistics(a, ctx);
   const Decision d = data_free ? decide(a.M, a.N, a.K, Stats{}, fixed) : choose(a, ctx, st, fixed);
-  note(ctx, d);
+  note(ctx, d, a.M, a.N, a.K);
   if (d.moduli == 0) {
     registry().find("cublas")->launch(a, ctx);
     ctx.mark_phase("native");
