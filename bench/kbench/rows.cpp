@@ -102,8 +102,8 @@ RowAxes gemm_axes(const std::string& family, const std::string& variant, const s
   return a;
 }
 
-// A variant that marks its phases (ozaki) gets one more launch, untimed by the row, with the context's phase
-// timing on: each phase's time goes into the row as phase_ms_<name>.
+// Every device-mode row gets one more launch, untimed by the row, with the context's phase timing on: a variant
+// that marks its phases (ozaki) reports each one's time as phase_ms_<name>; the others report nothing.
 void report_phases(Session& s, RowResult& r, gemm::Runner& runner) {
   s.ctx.time_phases(true);
   runner.run();
