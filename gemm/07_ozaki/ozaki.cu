@@ -352,9 +352,8 @@ void note(ExecContext& ctx, const Decision& d, int M, int N, int K) {
 }
 
 void launch(const GemmArgs& a, ExecContext& ctx, int fixed) {
-  const bool small = !fixed && (static_cast<double>(a.M) * a.N * a.K < kMinWork || a.K < kMinDepth);
-  // Native whatever the data where K or the size decide it (and the statistics' grid has K / 64 rows).
-  const bool data_free = a.K > kMaxK || small;
+  // Native whatever the data where the shape decides it (and the statistics' grid has K / 64 rows).
+  const bool data_free = !native_by_shape(a.M, a.N, a.K, fixed).empty();
   const DeviceStats st = data_free ? DeviceStats{} : statistics(a, ctx);
   const Decision d = data_free ? decide(a.M, a.N, a.K, Stats{}, fixed) : choose(a, ctx, st, fixed);
   note(ctx, d, a.M, a.N, a.K);

@@ -98,6 +98,10 @@ constexpr double kMinWork = 2048.0 * 2048.0 * 2048.0;
 constexpr int kMinDepth = 1024;
 constexpr double kMaxFixedRho = 64.0;
 Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli = 0);
+// The part of the rule the shape alone decides: why native whatever the data (K above 2^17; for the rule's own
+// count, M N K below kMinWork or K below kMinDepth), or empty where the statistics decide. decide() starts with
+// it; the launch skips the statistics where it is not empty.
+std::string native_by_shape(int M, int N, int K, int fixed_moduli);
 
 // 32-bit limbs of the recombination's sums for n moduli: sum_l r_l w_l < n 2^8 P.
 __host__ __device__ constexpr int limbs(int n) { return n <= 14 ? 4 : n <= 18 ? 5 : 6; }

@@ -105,12 +105,19 @@ double predicted_ratio(const Stats& s, int M, int N, int K, int qa, int qb) {
   return first + second;
 }
 
+std::string native_by_shape(int M, int N, int K, int fixed_moduli) {
+  if (K > kMaxK) return "native: K above 2^17, where one INT8 product's INT32 sums could overflow";
+  if (fixed_moduli > 0) return {};
+  if (static_cast<double>(M) * N * K < kMinWork)
+    return "native: below 2048^3 multiply-adds the INT8 products cost more than native DGEMM";
+  if (K < kMinDepth) return "native: K below 1024, where the INT32 products' traffic outweighs the arithmetic they save";
+  return {};
+}
+
 Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli) {
   Decision d;
-  if (K > kMaxK) {
-    d.reason = "native: K above 2^17, where one INT8 product's INT32 sums could overflow";
-    return d;
-  }
+  d.reason = native_by_shape(M, N, K, fixed_moduli);
+  if (!d.reason.empty()) return d;
   auto estimate = [&](int n) {
     Decision e;
     e.moduli = n;
@@ -137,12 +144,6 @@ Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli) {
     }
     d = e;
     why << fixed_moduli << " moduli (fixed)";
-  } else if (static_cast<double>(M) * N * K < kMinWork) {
-    d.reason = "native: below 2048^3 multiply-adds the INT8 products cost more than native DGEMM";
-    return d;
-  } else if (K < kMinDepth) {
-    d.reason = "native: K below 1024, where the INT32 products' traffic outweighs the arithmetic they save";
-    return d;
   } else {
     for (int n = kMinModuli; n <= kMaxModuli && d.moduli == 0; ++n) {
       const Decision e = estimate(n);
