@@ -65,6 +65,7 @@ TimingStats time_fixed(cudaStream_t stream, int repetitions, const std::function
 
 struct DeviceShape {
   int sms = 0, threads_per_sm = 0;
+  int cc = 0;  // e.g. 90
 };
 
 DeviceShape current_device_shape() {
@@ -73,6 +74,10 @@ DeviceShape current_device_shape() {
   CUDA_CHECK(cudaGetDevice(&dev));
   CUDA_CHECK(cudaDeviceGetAttribute(&d.sms, cudaDevAttrMultiProcessorCount, dev));
   CUDA_CHECK(cudaDeviceGetAttribute(&d.threads_per_sm, cudaDevAttrMaxThreadsPerMultiProcessor, dev));
+  int major = 0, minor = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
+  d.cc = major * 10 + minor;
   return d;
 }
 
@@ -130,12 +135,8 @@ __global__ void fill_bytes_kernel(unsigned* p, std::size_t n) {
 
 // cuBLAS INT8 GEMM throughput (TOPS): C = A^T B, int8 in, int32 out and accumulation, 8192^3, operands of
 // pseudo-random bytes (zeros would draw less power and run at higher clocks than real data).
-double int8_gemm_throughput(cudaStream_t stream, int repetitions) {
-  int dev = 0, major = 0, minor = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, dev));
-  if (major * 10 + minor < 75) return 0;
+double int8_gemm_throughput(cudaStream_t stream, int repetitions, const DeviceShape& dev) {
+  if (dev.cc < 75) return 0;
   constexpr int n = 8192;
   DeviceBuffer<signed char> a(std::size_t(n) * n), b(std::size_t(n) * n);
   DeviceBuffer<int> c(std::size_t(n) * n);
@@ -184,7 +185,7 @@ Ceilings measure_ceilings(cudaStream_t stream, int repetitions) {
   c.device_bandwidth_gbs = elementwise_bandwidth(stream, repetitions, dev);
   c.device_read_bandwidth_gbs = read_bandwidth(stream, repetitions, dev);
   c.fp64_fma_tflops = fp64_fma_throughput(stream, repetitions, dev);
-  c.int8_gemm_tops = int8_gemm_throughput(stream, repetitions);
+  c.int8_gemm_tops = int8_gemm_throughput(stream, repetitions, dev);
   copy_bandwidths(stream, repetitions, c);
   measure_host_ceilings(c, 3);
   return c;
