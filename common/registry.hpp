@@ -37,6 +37,8 @@ struct VariantInfo {
   // One fixed configuration of another variant (for autotuning): tested like any variant, but benchmarked
   // only when --variants names it (a pattern other than the default).
   bool tuning = false;
+  // Its launch marks its phases (ExecContext::mark_phase): kbench times them apart in one extra launch.
+  bool phases = false;
 };
 
 // One registry per variant family (Variant has a public `VariantInfo info`). Families own theirs as a

@@ -102,8 +102,8 @@ RowAxes gemm_axes(const std::string& family, const std::string& variant, const s
   return a;
 }
 
-// Every device-mode row gets one more launch, untimed by the row, with the context's phase timing on: a variant
-// that marks its phases (ozaki) reports each one's time as phase_ms_<name>; the others report nothing.
+// A variant that marks its phases (ozaki) gets one more launch, untimed by the row, with the context's phase
+// timing on: each phase's time goes into the row as phase_ms_<name>.
 void report_phases(Session& s, RowResult& r, gemm::Runner& runner) {
   s.ctx.time_phases(true);
   runner.run();
@@ -148,7 +148,7 @@ Row gemm_row(const gemm::GemmVariant* v, gemm::Mode mode, const GemmSize& size,
       r.extra["max_error_eps_ab"] = worst * gemm::kBoundFactor * (size.K + 2.0);
     for (const auto& [key, value] : s.ctx.notes()) r.labels[key] = value;  // what the variant chose (ozaki)
     report_pipeline(s, r, runner, size);
-    if (mode == gemm::Mode::Device) report_phases(s, r, runner);
+    if (mode == gemm::Mode::Device && v->info.phases) report_phases(s, r, runner);
   };
   return row;
 }

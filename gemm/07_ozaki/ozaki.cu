@@ -379,17 +379,20 @@ namespace ks::gemm {
 KS_GEMM_VARIANT({.info = {.name = "ozaki",
                           .summary = "INT8 tensor cores, Ozaki scheme II: residues of scaled A and B per modulus, "
                                      "cuBLAS INT8 GEMMs, CRT recombination; moduli count (or native) by a rule",
-                          .min_cc = 75},
+                          .min_cc = 75,
+                          .phases = true},
                  .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 0); }});
 KS_GEMM_VARIANT({.info = {.name = "ozaki_14",
                           .summary = "ozaki with 14 moduli, whatever the inputs",
                           .min_cc = 75,
-                          .tuning = true},
+                          .tuning = true,
+                          .phases = true},
                  .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 14); }});
 KS_GEMM_VARIANT({.info = {.name = "ozaki_16",
                           .summary = "ozaki with 16 moduli, whatever the inputs",
                           .min_cc = 75,
-                          .tuning = true},
+                          .tuning = true,
+                          .phases = true},
                  .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 16); }});
 
 }  // namespace ks::gemm
