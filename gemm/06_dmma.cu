@@ -300,14 +300,16 @@ constexpr int kDmmaCc = 80;
 
 dmma::Target dmma::current_target() { return target(); }
 
+void dmma::run_rule(const GemmArgs& a, ExecContext& ctx) {
+  const dmma::Target t = target();
+  run_config(a, ctx, dmma::choose(a.M, a.N, a.K, t, pipeline::wide_loads(a)), t);
+}
+
 KS_GEMM_VARIANT({.info = {.name = "dmma",
                           .summary = "FP64 tensor cores (mma.sync f64), cp.async multi-stage pipeline; tile and split-K "
                                      "chosen by shape",
                           .min_cc = kDmmaCc},
-                 .launch = [](const GemmArgs& a, ExecContext& ctx) {
-                   const dmma::Target t = target();
-                   run_config(a, ctx, dmma::choose(a.M, a.N, a.K, t, pipeline::wide_loads(a)), t);
-                 }});
+                 .launch = dmma::run_rule});
 
 // The configurations the rule chooses from, each on its own, for autotuning and testing: one per row of
 // dmma::kShapes, then dmma::kExtras.

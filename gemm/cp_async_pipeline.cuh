@@ -87,20 +87,9 @@ __device__ __forceinline__ void cp_async_wait() {
 
 // ---- block order ----
 
-// Block rasterization: consecutive blocks walk kGroupM tile rows of C before moving to the next tile column,
-// so the blocks resident at one time share A and B panels in L2 (the plain x-fastest order streams all of A
-// through L2 once per wave of tile columns). The grid is (tile rows, tile columns).
-constexpr int kGroupM = 8;
-
+// The grid is (tile rows, tile columns); blocks take tiles in the grouped order of grouped_tile().
 __device__ __forceinline__ void block_tile(int& tile_m, int& tile_n) {
-  const long long tiles_m = gridDim.x, tiles_n = gridDim.y;
-  const long long linear = static_cast<long long>(blockIdx.y) * tiles_m + blockIdx.x;
-  const long long per_group = kGroupM * tiles_n;
-  const long long first_m = linear / per_group * kGroupM;
-  const long long rows = min(static_cast<long long>(kGroupM), tiles_m - first_m);  // the last group may be short
-  const long long within = linear % per_group;
-  tile_m = static_cast<int>(first_m + within % rows);
-  tile_n = static_cast<int>(within / rows);
+  grouped_tile(static_cast<long long>(blockIdx.y) * gridDim.x + blockIdx.x, gridDim.x, gridDim.y, tile_m, tile_n);
 }
 
 // ---- the copies of one block ----

@@ -2,6 +2,7 @@
 #include "gemm/dmma_shapes.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 namespace ks::gemm::dmma {
 
@@ -67,6 +68,36 @@ Config choose(int M, int N, int K, const Target& t, bool wide_loads) {
     c.splits = split_count(M, N, K, split.bm, split.bn, t.sm_count, t.blocks_per_sm[c.shape]);
   }
   return c;
+}
+
+double tma_score(int M, int N, const Target& t, bool tma_ready, bool tma_operands) {
+  if (!tma_ready || !tma_operands || t.sm_count <= 0) return 0;
+  const long long waves = (tiles(M, N, kTmaBm, kTmaBn) + t.sm_count - 1) / t.sm_count;
+  return kTmaSpeed * static_cast<double>(M) * N / (static_cast<double>(waves * t.sm_count) * kTmaBm * kTmaBn);
+}
+
+bool tma_wins(int M, int N, int K, const Target& t, bool tma_ready, bool tma_operands, std::string* why) {
+  const double tma = tma_score(M, N, t, tma_ready, tma_operands);
+  const Config c = choose(M, N, K, t, tma_operands);
+  const double other = score(M, N, c.shape, t, tma_operands);
+  const bool wins = c.splits == 1 && tma > other;  // C too small for dmma's tiles is too small for 128 x 128
+  if (why) {
+    char buf[160];
+    if (!tma_ready)
+      *why = "dmma " + to_string(c) + ": no sm_90a code for this GPU (the TMA kernel runs on compute capability 9.0)";
+    else if (!tma_operands)
+      *why = "dmma " + to_string(c) + ": lda or ldb odd, or A or B not 16-byte aligned (the TMA needs 16-byte strides)";
+    else if (wins) {
+      std::snprintf(buf, sizeof buf, "tma 128x128x32 (score %.3f against dmma %s's %.3f)", tma, to_string(c).c_str(), other);
+      *why = buf;
+    } else if (c.splits > 1) {
+      *why = "dmma " + to_string(c) + ": C too small to fill the GPU with 128 x 128 tiles";
+    } else {
+      std::snprintf(buf, sizeof buf, "dmma %s (score %.3f; the TMA kernel's %.3f)", to_string(c).c_str(), other, tma);
+      *why = buf;
+    }
+  }
+  return wins;
 }
 
 std::string to_string(const Config& c) {

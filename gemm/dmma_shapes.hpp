@@ -6,6 +6,8 @@
 // printout and the tests. Adding a shape is adding one row.
 #pragma once
 
+#include "gemm/gemm.hpp"
+
 #include <array>
 #include <string>
 
@@ -112,5 +114,32 @@ std::string variant_for(const Config& c);
 
 // The current device's Target (needs a GPU; gemm/06_dmma.cu).
 Target current_target();
+
+// ---- dmma_tma (gemm/08_dmma_tma.cu): the Hopper kernel's tile as the rule sees it ----
+
+// Its 128 x 128 x 32 tile, one persistent block per SM, and its full-GPU rate relative to the same reference as
+// Shape::speed_wide (kbench on an H100: 0.982-0.988 of cuBLAS at 4096^3 against dmma 128x128x32's 0.937-0.938,
+// docs/gemm-notes.md, step 16).
+inline constexpr int kTmaBm = 128, kTmaBn = 128;
+inline constexpr double kTmaSpeed = 1.05;
+
+// Its shared-memory layout (the kernel's header says why; a test checks every fragment load is conflict-free):
+// the shared-memory row (0..15 within a 16-deep step) holding the mma's k index t + 4 j, and the index in
+// doubles of element (column c of 16, row r) of a box of 128-byte rows under the TMA's 128-byte swizzle.
+constexpr int tma_kperm(int t, int j) { return 8 * (t / 2) + t % 2 + 2 * ((j + t) % 4); }
+constexpr int tma_swizzled(int r, int c) { return r * 16 + 2 * ((c / 2) ^ (r % 8)) + c % 2; }
+
+// The TMA kernel's score, as score() for dmma's shapes (one block per SM: slots = SMs); 0 where it cannot run:
+// `tma_ready` false (no sm_90a code for this GPU), or operands the TMA cannot describe (`tma_operands`: lda
+// and ldb even, A and B 16-byte aligned).
+double tma_score(int M, int N, const Target& t, bool tma_ready, bool tma_operands);
+
+// dmma_tma's rule: the TMA kernel where its score beats every dmma configuration's (choose() with wide loads),
+// dmma's choice otherwise. `why` (when not null) gets the reason in words, for the row's note.
+bool tma_wins(int M, int N, int K, const Target& t, bool tma_ready, bool tma_operands, std::string* why = nullptr);
+
+// Enqueues the product as the `dmma` variant does (choose() on the current device); for variants that fall
+// back to it (gemm/08_dmma_tma.cu).
+void run_rule(const GemmArgs& a, ExecContext& ctx);
 
 }  // namespace ks::gemm::dmma

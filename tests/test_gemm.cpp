@@ -9,8 +9,11 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <map>
+#include <set>
 #include <random>
 #include <tuple>
 
@@ -392,6 +395,65 @@ TEST(DmmaRule, ScoreIsWaveFillTimesSpeed) {
   EXPECT_EQ(dmma::score(4096, 4096, dmma::shape_index(128, 128, 16), t, true), 0.0);
 }
 
+// The TMA kernel's fragment loads (gemm/08_dmma_tma.cu): shared memory serves a 64-bit warp load one
+// half-warp per wavefront, so a load takes 2 wavefronts when each half-warp's 16 doubles sit in 16 distinct
+// 8-byte banks, and more otherwise. Every A load (8 per 16-deep step: rows g and g + 8, k groups j) and every
+// B load (4: k groups j) of the layout must take 2. The k order must be a permutation of the 16 rows.
+TEST(DmmaTmaLayout, EveryFragmentLoadIsConflictFree) {
+  std::vector<int> rows;
+  for (int t = 0; t < 4; ++t)
+    for (int j = 0; j < 4; ++j) rows.push_back(dmma::tma_kperm(t, j));
+  std::sort(rows.begin(), rows.end());
+  for (int r = 0; r < 16; ++r) EXPECT_EQ(rows[r], r);
+  auto wavefronts = [](auto offset) {  // offset(g, t): the double a lane reads
+    int total = 0;
+    for (int half = 0; half < 2; ++half) {
+      std::map<int, std::set<int>> banks;
+      for (int lane = 16 * half; lane < 16 * half + 16; ++lane) {
+        const int off = offset(lane / 4, lane % 4);
+        banks[off % 16].insert(off);
+      }
+      int worst = 0;
+      for (const auto& [bank, words] : banks) worst = std::max(worst, static_cast<int>(words.size()));
+      total += worst;
+    }
+    return total;
+  };
+  for (int i = 0; i < 8; ++i)  // A: lane (g, t) reads A(g + 8 (i % 2), t + 4 (i / 2))
+    EXPECT_EQ(wavefronts([&](int g, int t) { return dmma::tma_swizzled(dmma::tma_kperm(t, i / 2), g + 8 * (i % 2)); }), 2)
+        << "A load " << i;
+  for (int i = 0; i < 4; ++i)  // B: lane (g, t) reads B(t + 4 i, g); B's rows are n
+    EXPECT_EQ(wavefronts([&](int g, int t) { return dmma::tma_swizzled(g, dmma::tma_kperm(t, i)); }), 2) << "B load " << i;
+  // The natural k order (row t + 4 j) conflicts: the model can fail.
+  EXPECT_GT(wavefronts([](int g, int t) { return dmma::tma_swizzled(t, g); }), 2);
+  // The kernel's shortcut for row g + 8 of A.
+  for (int r = 0; r < 16; ++r)
+    for (int g = 0; g < 8; ++g) EXPECT_EQ(dmma::tma_swizzled(r, g + 8), dmma::tma_swizzled(r, g) ^ 8);
+}
+
+TEST(DmmaTmaRule, TmaWhereItScoresAboveDmmaAndCanRun) {
+  const dmma::Target t = h100();
+  std::string why;
+  for (int n : {2048, 3000, 4096, 8192}) {
+    EXPECT_TRUE(dmma::tma_wins(n, n, n, t, true, true, &why)) << n << ": " << why;
+    EXPECT_EQ(why.rfind("tma 128x128x32", 0), 0u) << why;
+  }
+  // 1024^2: 64 tiles of 128 x 128 leave half of the SMs idle; dmma's 64x64 tiles fill them.
+  EXPECT_FALSE(dmma::tma_wins(1024, 1024, 1024, t, true, true, &why));
+  EXPECT_EQ(why.rfind("dmma 64x64x16", 0), 0u) << why;
+  // Small C with deep K: dmma splits K, the TMA kernel has no split-K.
+  EXPECT_FALSE(dmma::tma_wins(256, 256, 4096, t, true, true, &why));
+  EXPECT_NE(why.find("too small"), std::string::npos) << why;
+  // Operands the TMA cannot describe, and no sm_90a code: dmma, whatever the size, and the note says why.
+  EXPECT_FALSE(dmma::tma_wins(8192, 8192, 8192, t, true, false, &why));
+  EXPECT_NE(why.find("16-byte"), std::string::npos) << why;
+  EXPECT_FALSE(dmma::tma_wins(8192, 8192, 8192, t, false, true, &why));
+  EXPECT_NE(why.find("sm_90a"), std::string::npos) << why;
+  // The score is the wave fill times the speed: 4096^2 is 1024 tiles in 8 waves of 132.
+  EXPECT_NEAR(dmma::tma_score(4096, 4096, t, true, true), dmma::kTmaSpeed * 1024.0 / 1056.0, 1e-12);
+  EXPECT_EQ(dmma::tma_score(4096, 4096, t, true, false), 0.0);
+}
+
 TEST(DmmaRule, SplitCountFillsTheSlotsWithinBounds) {
   // 16 tiles of 64x64 with 3 resident per SM on 132 SMs: 396 slots, 24 splits fill them; capped at 16.
   EXPECT_EQ(dmma::split_count(256, 256, 4096, 64, 64, 132, 3), dmma::kMaxSplits);
@@ -683,6 +745,26 @@ TEST(GemmLargeIndex, EveryVariantPastTwoToThe31Elements) {
     if (v->info.tuning || test::current_cc() < v->info.min_cc) continue;
     const GemmCheck c = run_once(*v, Mode::Device, p);
     EXPECT_TRUE(c.ok) << v->info.name << ": " << c.report;
+  }
+}
+
+// The same for the TMA kernel, which the test above never reaches (K odd there: ldb odd, dmma runs): K even,
+// and the TMA variants forced (dmma_tma's rule would pick dmma for a 4-column C).
+TEST(GemmLargeIndex, TmaKernelPastTwoToThe31Elements) {
+  KS_REQUIRE_GPU();
+  if (test::small_sizes_only()) GTEST_SKIP() << "KS_SMALL_SIZES: large sizes skipped";
+  if (test::current_cc() != 90) GTEST_SKIP() << "the TMA kernel runs on compute capability 9.0";
+  std::size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const GemmShape shape{65536, 4, 32770};
+  ASSERT_GT(static_cast<long long>(shape.M) * shape.K, 1LL << 31);
+  if (free_bytes < (24ull << 30)) GTEST_SKIP() << "needs 24 GiB of free device memory, " << (free_bytes >> 30) << " GiB free";
+  const GemmProblem p = make_problem(shape, 1.0, 0.5, choose_seed());
+  for (const char* name : {"dmma_tma_128x128_k32", "dmma_tma_128x64"}) {
+    const GemmVariant* v = registry().find(name);
+    ASSERT_NE(v, nullptr) << name;
+    const GemmCheck c = run_once(*v, Mode::Device, p);
+    EXPECT_TRUE(c.ok) << name << ": " << c.report;
   }
 }
 

@@ -1,0 +1,415 @@
+// dmma_tma: DGEMM on the FP64 tensor cores with a Hopper-native main loop (compute capability 9.0, code built
+// for sm_90a). The tensor memory accelerator (TMA) copies the k-tiles of A and B into shared memory; one
+// producer warp issues those copies, per-stage mbarriers tell the consumer warps when a stage has landed and
+// the producer when a stage has been read; the consumers issue mma.sync.m16n8k16 f64 (SASS DMMA.16x8x16;
+// Hopper has no wgmma for f64) and keep their accumulators in registers. `setmaxnreg` moves registers from the
+// producer warpgroup, which needs few, to the consumers. The grid is persistent (one block per resident
+// slot, each walking tiles in the grouped order of gemm/cp_async_pipeline.cuh), so the producer fills the
+// next tile's stages while the consumers write the last tile's C.
+//
+// Shared memory, one stage (BM x BK of A, BK x BN of B), everything in 128-byte rows swizzled by the TMA's
+// 128-byte pattern (the 16-byte chunk c of row r lands at chunk c ^ (r % 8); rows grouped in 1024-byte
+// aligned blocks):
+//   A: BM / 16 boxes of 16 rows (m) x BK (k): row k holds A(m0 .. m0 + 15, k), as in global memory.
+//   B: BK / 16 boxes of 16 (k) x BN (n): row n holds B(k0 .. k0 + 15, n).
+// A box of A is exactly one 16-row mma tile. The box shapes follow from the swizzle: the TMA swizzles only
+// boxes whose inner extent is at most 128 bytes, i.e. 16 doubles.
+//
+// Conflict-free fragment loads. A warp's fragment load (mma.m16n8k16 f64: lane 4g + t reads A(g (+8), t + 4j)
+// and B(t + 4j, g)) moves 32 doubles; shared memory serves 64-bit loads a half-warp (16 lanes: g = 0..3 or
+// 4..7, t = 0..3) per wavefront, so the minimum is 2 wavefronts, reached when each half-warp's 16 doubles
+// fall in 16 distinct 8-byte banks. With k in natural order they do not: A's 4 m values of a half-warp sit in
+// 2 chunks of a row, and rows k = 0..3 XOR them onto only 4 chunks (a 2-way conflict, measured: twice the
+// wavefronts). The k order inside a 16-deep step is free (A and B only have to agree), so the mma's k index
+// t + 4j reads shared-memory row tma_kperm(t, j) = 8 (t / 2) + t % 2 + 2 ((j + t) % 4). For each j the four t
+// then read rows r whose (r % 8) / 2 are 0, 1, 2, 3 (A: chunks {c, c ^ 1} XOR r % 8 cover all 8) and whose
+// (r / 8, r % 2) are all different (B: row n = g XORs chunk r / 2 within its group of 4, and the group and the
+// double within the chunk separate the t). Both are conflict-free; a test checks every load against this
+// model.
+//
+// Any shape: the TMA zero-fills what lies outside A and B (edge tiles, the K tail), and the stores to C are
+// guarded. The TMA needs lda and ldb even (16-byte strides) and A, B 16-byte aligned; other operands, devices
+// other than compute capability 9.0 and builds without sm_90a run `dmma` (the rule, gemm/dmma_shapes.hpp,
+// says which, and kbench reports it per row in the note dmma_tma_path).
+//
+// Measurements and what limits it: docs/gemm-notes.md, step 16.
+#include "gemm/dmma_shapes.hpp"
+#include "gemm/kernel_common.cuh"
+
+#include <cuda.h>
+#include <cudaTypedefs.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+
+namespace ks::gemm {
+namespace tma {
+
+template <int BM_, int BN_, int BK_, int STAGES_, int MIN_BLOCKS_>
+struct Tile {
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, STAGES = STAGES_, kMinBlocks = MIN_BLOCKS_;
+  static constexpr int WARPS_M = BM / 64, WARPS_N = BN / 32;  // consumer warps, each a 64 x 32 piece of C
+  static constexpr int MT = 4, NT = 4;                        // 16x8 mma tiles per consumer warp
+  static constexpr int kConsumerWarps = WARPS_M * WARPS_N;
+  static constexpr int kThreads = 128 + 32 * kConsumerWarps;  // the producer warpgroup, then the consumers
+  static constexpr int kABytes = BM * BK * 8, kBBytes = BN * BK * 8, kStageBytes = kABytes + kBBytes;
+  static constexpr int kSmemBytes = STAGES * kStageBytes + 1024;  // + alignment of the base to 1024 bytes
+  // Registers per thread after setmaxnreg: the producer keeps 24 (the least), the consumers take the rest.
+  static constexpr int kProducerRegs = 24;
+  static constexpr int kConsumerRegs =
+      (65536 / kMinBlocks - 128 * kProducerRegs) / (32 * kConsumerWarps) / 8 * 8 > 256
+          ? 256
+          : (65536 / kMinBlocks - 128 * kProducerRegs) / (32 * kConsumerWarps) / 8 * 8;
+  static_assert(BM % 64 == 0 && BN % 32 == 0 && BK % 16 == 0 && BN <= 256, "whole warp tiles and boxes");
+  static_assert(kConsumerWarps % 4 == 0, "consumers form whole warpgroups (setmaxnreg)");
+};
+
+// ---- the instructions (PTX ISA: mbarrier, cp.async.bulk.tensor, setmaxnreg) ----
+
+__device__ __forceinline__ uint32_t smem_addr(const void* p) {
+  return static_cast<uint32_t>(__cvta_generic_to_shared(p));
+}
+
+__device__ __forceinline__ void bar_init(uint32_t bar, int count) {
+  asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar), "r"(count) : "memory");
+}
+
+__device__ __forceinline__ void bar_wait(uint32_t bar, uint32_t parity) {
+  asm volatile(
+      "{\n .reg .pred p;\n"
+      "WAIT_%=:\n"
+      " mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
+      " @!p bra WAIT_%=;\n}\n" ::"r"(bar),
+      "r"(parity)
+      : "memory");
+}
+
+__device__ __forceinline__ void bar_arrive(uint32_t bar) {
+  asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar) : "memory");
+}
+
+__device__ __forceinline__ void bar_arrive_expect(uint32_t bar, int bytes) {
+  asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+// The box of `map` at (c0, c1) (c0 along the contiguous dimension) into shared memory at dst; completes
+// its bytes on `bar`.
+__device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap* map, int c0, int c1, uint32_t bar) {
+  asm volatile(
+      "cp.async.bulk.tensor.2d.shared::cluster.global.tile.mbarrier::complete_tx::bytes [%0], [%1, {%2, %3}], "
+      "[%4];\n" ::"r"(dst),
+      "l"(reinterpret_cast<uint64_t>(map)), "r"(c0), "r"(c1), "r"(bar)
+      : "memory");
+}
+
+template <int N>
+__device__ __forceinline__ void regs_dec() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.dec.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
+template <int N>
+__device__ __forceinline__ void regs_inc() {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
+#endif
+}
+
+__device__ __forceinline__ void mma(double (&c)[4], const double (&a)[8], const double (&b)[4]) {
+  asm volatile(
+      "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7,%8,%9,%10,%11}, "
+      "{%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
+      : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
+      : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]),
+        "d"(b[1]), "d"(b[2]), "d"(b[3]));
+}
+
+using dmma::tma_kperm;
+using dmma::tma_swizzled;
+
+// ---- the kernel ----
+
+template <class T>
+__global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
+    tma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, GemmArgs a) {
+#if defined(__CUDA_ARCH_FEAT_SM90_ALL)
+  extern __shared__ unsigned char smem_raw[];
+  __shared__ __align__(8) uint64_t full[T::STAGES], empty[T::STAGES];
+  // The 128-byte swizzle repeats every 1024 bytes of shared-memory address: align the stages to that.
+  const uint32_t raw = smem_addr(smem_raw);
+  const uint32_t base = (raw + 1023u) & ~1023u;
+  const double* smem = reinterpret_cast<const double*>(smem_raw + (base - raw));
+
+  const int tiles_m = ceil_div(a.M, T::BM), tiles_n = ceil_div(a.N, T::BN);
+  const long long tiles = static_cast<long long>(tiles_m) * tiles_n;
+  const int k_tiles = ceil_div(a.K, T::BK);
+  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < T::STAGES; ++s) {
+      bar_init(smem_addr(&full[s]), 1);                      // the producer's arrive; the TMA adds the bytes
+      bar_init(smem_addr(&empty[s]), T::kConsumerWarps);     // one arrive per consumer warp
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+
+  if (warp < 4) {  // the producer warpgroup: one thread issues every copy
+    regs_dec<T::kProducerRegs>();
+    if (threadIdx.x != 0) return;
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&map_a)) : "memory");
+    asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&map_b)) : "memory");
+    int stage = 0;
+    uint32_t phase = 0;
+    for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      int tm, tn;
+      grouped_tile(tile, tiles_m, tiles_n, tm, tn);
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        bar_wait(smem_addr(&empty[stage]), phase ^ 1);  // the consumers have read this stage's last k-tile
+        const uint32_t bar = smem_addr(&full[stage]);
+        bar_arrive_expect(bar, T::kStageBytes);         // zero-filled parts of edge boxes count too
+        const uint32_t sa = base + stage * T::kStageBytes, sb = sa + T::kABytes;
+#pragma unroll
+        for (int b = 0; b < T::BM / 16; ++b) tma_load(sa + b * 16 * T::BK * 8, &map_a, tm * T::BM + 16 * b, kt * T::BK, bar);
+#pragma unroll
+        for (int q = 0; q < T::BK / 16; ++q) tma_load(sb + q * T::BN * 128, &map_b, kt * T::BK + 16 * q, tn * T::BN, bar);
+        if (++stage == T::STAGES) {
+          stage = 0;
+          phase ^= 1;
+        }
+      }
+    }
+  } else {  // the consumers
+    regs_inc<T::kConsumerRegs>();
+    const int cw = warp - 4;
+    const int wm = cw % T::WARPS_M, wn = cw / T::WARPS_M;
+    const int g = lane / 4, t = lane % 4;
+    // This thread's fragment offsets inside one 16-deep step of a box (doubles), from the header's layout.
+    // Rows g and g + 8 of A differ in chunk bit 2 only: tma_swizzled(r, g + 8) == tma_swizzled(r, g) ^ 8.
+    int a_off[4], b_off[4];
+#pragma unroll
+    for (int j = 0; j < 4; ++j) {
+      const int r = tma_kperm(t, j);
+      a_off[j] = tma_swizzled(r, g);
+      b_off[j] = tma_swizzled(g, r);
+    }
+    int stage = 0;
+    uint32_t phase = 0;
+    for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+      int tm, tn;
+      grouped_tile(tile, tiles_m, tiles_n, tm, tn);
+      double acc[T::MT][T::NT][4] = {};
+      for (int kt = 0; kt < k_tiles; ++kt) {
+        bar_wait(smem_addr(&full[stage]), phase);
+        const double* as = smem + stage * (T::kStageBytes / 8) + wm * T::MT * 16 * T::BK;
+        const double* bs = smem + stage * (T::kStageBytes / 8) + T::kABytes / 8 + wn * 32 * 16;
+#pragma unroll
+        for (int ks = 0; ks < T::BK / 16; ++ks) {  // no wait inside: step ks + 1's loads overlap step ks
+          double bf[T::NT][4];
+#pragma unroll
+          for (int nt = 0; nt < T::NT; ++nt)
+#pragma unroll
+            for (int i = 0; i < 4; ++i) bf[nt][i] = bs[ks * T::BN * 16 + nt * 8 * 16 + b_off[i]];
+#pragma unroll
+          for (int mt = 0; mt < T::MT; ++mt) {
+            double af[8];
+#pragma unroll
+            for (int i = 0; i < 8; ++i) af[i] = as[mt * 16 * T::BK + ks * 256 + (a_off[i / 2] ^ (8 * (i % 2)))];
+#pragma unroll
+            for (int nt = 0; nt < T::NT; ++nt) mma(acc[mt][nt], af, bf[nt]);
+          }
+        }
+        __syncwarp();  // every lane's loads of this stage are done before the warp releases it
+        if (lane == 0) bar_arrive(smem_addr(&empty[stage]));
+        if (++stage == T::STAGES) {
+          stage = 0;
+          phase ^= 1;
+        }
+      }
+#pragma unroll
+      for (int mt = 0; mt < T::MT; ++mt)
+#pragma unroll
+        for (int nt = 0; nt < T::NT; ++nt)
+#pragma unroll
+          for (int r = 0; r < 4; ++r) {
+            const int i = tm * T::BM + wm * 64 + mt * 16 + g + 8 * (r / 2);
+            const int j = tn * T::BN + wn * 32 + nt * 8 + 2 * t + r % 2;
+            if (i < a.M && j < a.N) store_c(a, i, j, acc[mt][nt][r]);
+          }
+    }
+  }
+#else
+  __trap();  // the host launches this kernel only where sm_90a code was built and loaded
+#endif
+}
+
+// Tile shapes: 128 x 128 (8 consumer warps, one block per SM) and 128 x 64 (4 consumer warps, two blocks).
+using T128x128 = Tile<128, 128, 16, 6, 1>;
+using T128x128k32 = Tile<128, 128, 32, 3, 1>;
+using T128x64 = Tile<128, 64, 16, 4, 2>;
+static_assert(T128x128k32::BM == dmma::kTmaBm && T128x128k32::BN == dmma::kTmaBn, "the rule's tile is the default's");
+
+}  // namespace tma
+
+// ---- host side ----
+
+namespace {
+
+#if defined(KS_DMMA_TMA_SM90A)
+constexpr bool kBuilt = true;
+#else
+constexpr bool kBuilt = false;
+#endif
+
+// cuTensorMapEncodeTiled, a driver function, through the runtime's entry-point query (no link to libcuda).
+PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
+  static PFN_cuTensorMapEncodeTiled_v12000 fn = [] {
+    void* p = nullptr;
+    cudaDriverEntryPointQueryResult q{};
+    CUDA_CHECK(cudaGetDriverEntryPointByVersion("cuTensorMapEncodeTiled", &p, 12000, cudaEnableDefault, &q));
+    if (q != cudaDriverEntryPointSuccess || !p)
+      throw std::runtime_error("dmma_tma: the driver has no cuTensorMapEncodeTiled");
+    return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
+  }();
+  return fn;
+}
+
+// A column-major rows x cols matrix with leading dimension ld, read in boxes of 16 rows x box_cols columns.
+CUtensorMap tensor_map(const double* p, int rows, int cols, int ld, int box_cols) {
+  CUtensorMap m;
+  const cuuint64_t dims[2] = {static_cast<cuuint64_t>(rows), static_cast<cuuint64_t>(cols)};
+  const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * 8};
+  const cuuint32_t box[2] = {16, static_cast<cuuint32_t>(box_cols)};
+  const cuuint32_t elem[2] = {1, 1};
+  const CUresult r = encode_fn()(&m, CU_TENSOR_MAP_DATA_TYPE_FLOAT64, 2, const_cast<double*>(p), dims, strides, box,
+                                 elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw std::runtime_error("dmma_tma: cuTensorMapEncodeTiled failed (CUresult " + std::to_string(static_cast<int>(r)) +
+                             ") for a " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix, ld " +
+                             std::to_string(ld));
+  return m;
+}
+
+// Per device: whether the kernel's code loads there, and its resident blocks per SM.
+template <class T>
+struct Readiness {
+  bool loads = false;
+  int sm_count = 0, blocks_per_sm = 0;
+};
+
+template <class T>
+Readiness<T> ready() {
+  static std::mutex mutex;
+  static std::map<int, Readiness<T>> cache;
+  int device = 0;
+  CUDA_CHECK(cudaGetDevice(&device));
+  std::lock_guard<std::mutex> lock(mutex);
+  auto it = cache.find(device);
+  if (it != cache.end()) return it->second;
+  Readiness<T> r;
+  int major = 0, minor = 0, optin = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&r.sm_count, cudaDevAttrMultiProcessorCount, device));
+  cudaFuncAttributes fa{};
+  // sm_90a code runs on compute capability 9.0 only; elsewhere the kernel has no image (the query fails).
+  if (kBuilt && major == 9 && minor == 0 && T::kSmemBytes <= optin &&
+      cudaFuncGetAttributes(&fa, tma::tma_kernel<T>) == cudaSuccess) {
+    CUDA_CHECK(cudaFuncSetAttribute(tma::tma_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes));
+    CUDA_CHECK(cudaFuncSetAttribute(tma::tma_kernel<T>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                    cudaSharedmemCarveoutMaxShared));
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r.blocks_per_sm, tma::tma_kernel<T>, T::kThreads,
+                                                             T::kSmemBytes));
+    r.loads = r.blocks_per_sm > 0;
+  }
+  (void)cudaGetLastError();  // a failed query above leaves its error behind
+  cache.emplace(device, r);
+  return r;
+}
+
+template <class T>
+void launch(const GemmArgs& a, ExecContext& ctx, const Readiness<T>& r) {
+  const CUtensorMap map_a = tensor_map(a.A, a.M, a.K, a.lda, T::BK);
+  const CUtensorMap map_b = tensor_map(a.B, a.K, a.N, a.ldb, T::BN);
+  const long long tiles = static_cast<long long>(ceil_div(a.M, T::BM)) * ceil_div(a.N, T::BN);
+  const int grid = static_cast<int>(std::min<long long>(tiles, static_cast<long long>(r.sm_count) * r.blocks_per_sm));
+  tma::tma_kernel<T><<<grid, T::kThreads, T::kSmemBytes, ctx.stream()>>>(map_a, map_b, a);
+  CUDA_CHECK_LAUNCH();
+}
+
+// Why the TMA cannot read these operands ("" when it can).
+std::string operands_refused(const GemmArgs& a) {
+  auto aligned16 = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
+  if (a.lda % 2 || a.ldb % 2) return "lda or ldb odd (the TMA needs 16-byte strides)";
+  if (!aligned16(a.A) || !aligned16(a.B)) return "A or B not 16-byte aligned";
+  return "";
+}
+
+// Runs tile T where it can, dmma's rule otherwise; says which in the note dmma_tma_path.
+template <class T>
+void run_or_fall_back(const GemmArgs& a, ExecContext& ctx, const char* tile) {
+  std::string why = operands_refused(a);
+  if (why.empty()) {
+    const Readiness<T> r = ready<T>();
+    if (r.loads) {
+      ctx.notes()["dmma_tma_path"] = std::string("tma ") + tile;
+      launch<T>(a, ctx, r);
+      return;
+    }
+    why = kBuilt ? "no sm_90a code for this GPU (compute capability 9.0 only)" : "built without sm_90a code";
+  }
+  ctx.notes()["dmma_tma_path"] = "dmma: " + why;
+  dmma::run_rule(a, ctx);
+}
+
+constexpr int kTmaCc = 90;
+
+}  // namespace
+
+KS_GEMM_VARIANT({.info = {.name = "dmma_tma",
+                          .summary = "FP64 tensor cores fed by the TMA: producer warp, mbarrier stages, setmaxnreg, "
+                                     "persistent grid; dmma where the rule says",
+                          .min_cc = kTmaCc},
+                 .launch = [](const GemmArgs& a, ExecContext& ctx) {
+                   using T = tma::T128x128k32;
+                   const bool operands = operands_refused(a).empty();
+                   const Readiness<T> r = ready<T>();
+                   std::string why;
+                   const bool tma = dmma::tma_wins(a.M, a.N, a.K, dmma::current_target(), r.loads, operands, &why);
+                   ctx.notes()["dmma_tma_path"] = why;
+                   if (tma)
+                     launch<T>(a, ctx, r);
+                   else
+                     dmma::run_rule(a, ctx);
+                 }});
+
+KS_GEMM_VARIANT({.info = {.name = "dmma_tma_128x128",
+                          .summary = "dmma_tma, 128x128x16 tiles, 6 stages",
+                          .min_cc = kTmaCc,
+                          .tuning = true},
+                 .launch = [](const GemmArgs& a, ExecContext& ctx) {
+                   run_or_fall_back<tma::T128x128>(a, ctx, "128x128x16");
+                 }});
+
+KS_GEMM_VARIANT({.info = {.name = "dmma_tma_128x128_k32",
+                          .summary = "dmma_tma, 128x128x32 tiles, 3 stages",
+                          .min_cc = kTmaCc,
+                          .tuning = true},
+                 .launch = [](const GemmArgs& a, ExecContext& ctx) {
+                   run_or_fall_back<tma::T128x128k32>(a, ctx, "128x128x32");
+                 }});
+
+KS_GEMM_VARIANT({.info = {.name = "dmma_tma_128x64",
+                          .summary = "dmma_tma, 128x64x16 tiles, 4 stages, two blocks per SM",
+                          .min_cc = kTmaCc,
+                          .tuning = true},
+                 .launch = [](const GemmArgs& a, ExecContext& ctx) {
+                   run_or_fall_back<tma::T128x64>(a, ctx, "128x64x16");
+                 }});
+
+}  // namespace ks::gemm
