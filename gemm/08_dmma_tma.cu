@@ -4,7 +4,7 @@
 // the producer when a stage has been read; the consumers issue mma.sync.m16n8k16 f64 (SASS DMMA.16x8x16;
 // Hopper has no wgmma for f64) and keep their accumulators in registers. `setmaxnreg` moves registers from the
 // producer warpgroup, which needs few, to the consumers. The grid is persistent (one block per resident
-// slot, each walking tiles in the grouped order of gemm/cp_async_pipeline.cuh), so the producer fills the
+// slot, each walking tiles in the grouped order of gemm/kernel_common.cuh), so the producer fills the
 // next tile's stages while the consumers write the last tile's C.
 //
 // Shared memory, one stage (BM x BK of A, BK x BN of B), everything in 128-byte rows swizzled by the TMA's
@@ -19,8 +19,8 @@
 // and B(t + 4j, g)) moves 32 doubles; shared memory serves 64-bit loads a half-warp (16 lanes: g = 0..3 or
 // 4..7, t = 0..3) per wavefront, so the minimum is 2 wavefronts, reached when each half-warp's 16 doubles
 // fall in 16 distinct 8-byte banks. With k in natural order they do not: A's 4 m values of a half-warp sit in
-// 2 chunks of a row, and rows k = 0..3 XOR them onto only 4 chunks (a 2-way conflict, measured: twice the
-// wavefronts). The k order inside a 16-deep step is free (A and B only have to agree), so the mma's k index
+// 2 chunks of a row, and rows k = 0..3 XOR them onto only 4 chunks (a 2-way conflict; this kernel's first k
+// order, chosen under a whole-warp model, measured twice the minimum wavefronts in ncu). The k order inside a 16-deep step is free (A and B only have to agree), so the mma's k index
 // t + 4j reads shared-memory row tma_kperm(t, j) = 8 (t / 2) + t % 2 + 2 ((j + t) % 4). For each j the four t
 // then read rows r whose (r % 8) / 2 are 0, 1, 2, 3 (A: chunks {c, c ^ 1} XOR r % 8 cover all 8) and whose
 // (r / 8, r % 2) are all different (B: row n = g XORs chunk r / 2 within its group of 4, and the group and the
