@@ -21,6 +21,7 @@
 //
 // Measurements, and what limits it: docs/gemm-notes.md.
 #include "gemm/cp_async_pipeline.cuh"
+#include "gemm/dmma_mma.cuh"
 #include "gemm/dmma_shapes.hpp"
 
 #include <algorithm>
@@ -43,39 +44,6 @@ struct Tile : pipeline::Layout<BM_, BN_, BK_, STAGES_, VEC_, 32 * WARPS_M_ * WAR
   static_assert(L::BM % (16 * WARPS_M) == 0 && L::BN % (8 * WARPS_N) == 0, "warp tile must hold whole mma tiles");
   static_assert(L::BK % 16 == 0, "k-tiles hold whole 16-deep mma steps");
 };
-
-// ---- the instructions ----
-
-// c += a * b for one 16x8x16 tile, fragments as in the header.
-template <Instr I>
-__device__ __forceinline__ void mma_16x8x16(double (&c)[4], const double (&a)[8], const double (&b)[4]) {
-  if constexpr (I == Instr::K16) {
-#if __CUDA_ARCH__ >= 900
-    asm volatile(
-        "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7,%8,%9,%10,%11}, "
-        "{%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
-        : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
-        : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]),
-          "d"(b[1]), "d"(b[2]), "d"(b[3]));
-#else
-    __trap();  // the host never launches K16 on code compiled below sm_90
-#endif
-  } else {
-#if __CUDA_ARCH__ >= 800
-#pragma unroll
-    for (int j = 0; j < 4; ++j) {  // k = 4j .. 4j+3: rows 0-7 from a[2j], rows 8-15 from a[2j+1]
-      asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
-                   : "+d"(c[0]), "+d"(c[1])
-                   : "d"(a[2 * j]), "d"(b[j]));
-      asm volatile("mma.sync.aligned.m8n8k4.row.col.f64.f64.f64.f64 {%0,%1}, {%2}, {%3}, {%0,%1};\n"
-                   : "+d"(c[2]), "+d"(c[3])
-                   : "d"(a[2 * j + 1]), "d"(b[j]));
-    }
-#else
-    __trap();
-#endif
-  }
-}
 
 // ---- the kernel ----
 

@@ -33,8 +33,9 @@
 // says which, and kbench reports it per row in the note dmma_tma_path).
 //
 // Measurements and what limits it: docs/gemm-notes.md, step 16.
+#include "gemm/cp_async_pipeline.cuh"
+#include "gemm/dmma_mma.cuh"
 #include "gemm/dmma_shapes.hpp"
-#include "gemm/kernel_common.cuh"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -60,9 +61,7 @@ struct Tile {
   // Registers per thread after setmaxnreg: the producer keeps 24 (the least), the consumers take the rest.
   static constexpr int kProducerRegs = 24;
   static constexpr int kConsumerRegs =
-      (65536 / kMinBlocks - 128 * kProducerRegs) / (32 * kConsumerWarps) / 8 * 8 > 256
-          ? 256
-          : (65536 / kMinBlocks - 128 * kProducerRegs) / (32 * kConsumerWarps) / 8 * 8;
+      std::min(256, (65536 / kMinBlocks - 128 * kProducerRegs) / (32 * kConsumerWarps) / 8 * 8);
   static_assert(BM % 64 == 0 && BN % 32 == 0 && BK % 16 == 0 && BN <= 256, "whole warp tiles and boxes");
   static_assert(kConsumerWarps % 4 == 0, "consumers form whole warpgroups (setmaxnreg)");
 };
@@ -116,15 +115,6 @@ __device__ __forceinline__ void regs_inc() {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   asm volatile("setmaxnreg.inc.sync.aligned.u32 %0;\n" ::"n"(N));
 #endif
-}
-
-__device__ __forceinline__ void mma(double (&c)[4], const double (&a)[8], const double (&b)[4]) {
-  asm volatile(
-      "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7,%8,%9,%10,%11}, "
-      "{%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
-      : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
-      : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]),
-        "d"(b[1]), "d"(b[2]), "d"(b[3]));
 }
 
 using dmma::tma_kperm;
@@ -219,7 +209,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 #pragma unroll
             for (int i = 0; i < 8; ++i) af[i] = as[mt * 16 * T::BK + ks * 256 + (a_off[i / 2] ^ (8 * (i % 2)))];
 #pragma unroll
-            for (int nt = 0; nt < T::NT; ++nt) mma(acc[mt][nt], af, bf[nt]);
+            for (int nt = 0; nt < T::NT; ++nt) dmma::mma_16x8x16<dmma::Instr::K16>(acc[mt][nt], af, bf[nt]);
           }
         }
         __syncwarp();  // every lane's loads of this stage are done before the warp releases it
@@ -294,23 +284,22 @@ CUtensorMap tensor_map(const double* p, int rows, int cols, int ld, int box_cols
   return m;
 }
 
-// Per device: whether the kernel's code loads there, and its resident blocks per SM.
-template <class T>
+// Per device and tile: whether the kernel's code loads there, and its resident blocks per SM.
 struct Readiness {
   bool loads = false;
   int sm_count = 0, blocks_per_sm = 0;
 };
 
 template <class T>
-Readiness<T> ready() {
+Readiness ready() {
   static std::mutex mutex;
-  static std::map<int, Readiness<T>> cache;
+  static std::map<int, Readiness> cache;
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   std::lock_guard<std::mutex> lock(mutex);
   auto it = cache.find(device);
   if (it != cache.end()) return it->second;
-  Readiness<T> r;
+  Readiness r;
   int major = 0, minor = 0, optin = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
@@ -333,7 +322,7 @@ Readiness<T> ready() {
 }
 
 template <class T>
-void launch(const GemmArgs& a, ExecContext& ctx, const Readiness<T>& r) {
+void launch(const GemmArgs& a, ExecContext& ctx, const Readiness& r) {
   const CUtensorMap map_a = tensor_map(a.A, a.M, a.K, a.lda, T::BK);
   const CUtensorMap map_b = tensor_map(a.B, a.K, a.N, a.ldb, T::BN);
   const long long tiles = static_cast<long long>(ceil_div(a.M, T::BM)) * ceil_div(a.N, T::BN);
@@ -342,20 +331,13 @@ void launch(const GemmArgs& a, ExecContext& ctx, const Readiness<T>& r) {
   CUDA_CHECK_LAUNCH();
 }
 
-// Why the TMA cannot read these operands ("" when it can).
-std::string operands_refused(const GemmArgs& a) {
-  auto aligned16 = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
-  if (a.lda % 2 || a.ldb % 2) return "lda or ldb odd (the TMA needs 16-byte strides)";
-  if (!aligned16(a.A) || !aligned16(a.B)) return "A or B not 16-byte aligned";
-  return "";
-}
-
 // Runs tile T where it can, dmma's rule otherwise; says which in the note dmma_tma_path.
 template <class T>
 void run_or_fall_back(const GemmArgs& a, ExecContext& ctx, const char* tile) {
-  std::string why = operands_refused(a);
-  if (why.empty()) {
-    const Readiness<T> r = ready<T>();
+  // The TMA's operand needs (16-byte strides, 16-byte aligned A and B) are those of dmma's 16-byte copies.
+  std::string why = dmma::kTmaOperandsRefused;
+  if (pipeline::wide_loads(a)) {
+    const Readiness r = ready<T>();
     if (r.loads) {
       ctx.notes()["dmma_tma_path"] = std::string("tma ") + tile;
       launch<T>(a, ctx, r);
@@ -377,8 +359,8 @@ KS_GEMM_VARIANT({.info = {.name = "dmma_tma",
                           .min_cc = kTmaCc},
                  .launch = [](const GemmArgs& a, ExecContext& ctx) {
                    using T = tma::T128x128k32;
-                   const bool operands = operands_refused(a).empty();
-                   const Readiness<T> r = ready<T>();
+                   const bool operands = pipeline::wide_loads(a);
+                   const Readiness r = ready<T>();
                    std::string why;
                    const bool tma = dmma::tma_wins(a.M, a.N, a.K, dmma::current_target(), r.loads, operands, &why);
                    ctx.notes()["dmma_tma_path"] = why;

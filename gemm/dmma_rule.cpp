@@ -86,7 +86,7 @@ bool tma_wins(int M, int N, int K, const Target& t, bool tma_ready, bool tma_ope
     if (!tma_ready)
       *why = "dmma " + to_string(c) + ": no sm_90a code for this GPU (the TMA kernel runs on compute capability 9.0)";
     else if (!tma_operands)
-      *why = "dmma " + to_string(c) + ": lda or ldb odd, or A or B not 16-byte aligned (the TMA needs 16-byte strides)";
+      *why = "dmma " + to_string(c) + ": " + kTmaOperandsRefused;
     else if (wins) {
       std::snprintf(buf, sizeof buf, "tma 128x128x32 (score %.3f against dmma %s's %.3f)", tma, to_string(c).c_str(), other);
       *why = buf;

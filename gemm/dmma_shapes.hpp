@@ -129,6 +129,10 @@ inline constexpr double kTmaSpeed = 1.05;
 constexpr int tma_kperm(int t, int j) { return 8 * (t / 2) + t % 2 + 2 * ((j + t) % 4); }
 constexpr int tma_swizzled(int r, int c) { return r * 16 + 2 * ((c / 2) ^ (r % 8)) + c % 2; }
 
+// Why the TMA kernel does not run on operands it cannot describe (the rule's reason and the forced variants').
+inline constexpr const char* kTmaOperandsRefused =
+    "lda or ldb odd, or A or B not 16-byte aligned (the TMA needs 16-byte strides)";
+
 // The TMA kernel's score, as score() for dmma's shapes (one block per SM: slots = SMs); 0 where it cannot run:
 // `tma_ready` false (no sm_90a code for this GPU), or operands the TMA cannot describe (`tma_operands`: lda
 // and ldb even, A and B 16-byte aligned).
