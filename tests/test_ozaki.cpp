@@ -128,6 +128,94 @@ TEST(OzakiRule, PicksMoreModuliForWiderExponentsAndNativeWhereNoneSuffices) {
   EXPECT_EQ(fixed.qa + fixed.qb, scale_bits(14, 512));
 }
 
+// Accurate scaling's split keeps room for the shifts: qa + s_i <= 62 and s_i <= qb - 8 (ozaki.hpp).
+TEST(OzakiRule, AccurateSplitLeavesRoomForTheShifts) {
+  const Stats even{2, std::sqrt(2.0), 2, std::sqrt(2.0)}, extreme{1e300, 1, 1, 1};
+  for (const Stats& st : {even, extreme})
+    for (int S = 40; S <= 124; ++S) {
+      const auto [qa, qb] = split_bits(st, S, true);
+      EXPECT_EQ(qa + qb, std::min(S, 2 * (62 - kShiftCap))) << S;
+      for (int q : {qa, qb}) {
+        EXPECT_LE(q + kShiftCap, 62) << S;
+        EXPECT_GE(q - 8, kShiftCap) << S;
+      }
+    }
+  EXPECT_EQ(coarse_shift(0, 100), kShiftCap) << "a zero row takes the whole cap";
+  for (int K : {1, 77, 4096})
+    for (unsigned long long w : {1ull, 63ull, 64ull * 64 * K / 3, 64ull * 64 * K}) {
+      const int s = coarse_shift(w, K);
+      const unsigned long long budget = static_cast<unsigned long long>(kCoarseBudget) * K;
+      if (s > 0) {  // at s = 0 (and t = 0) the plain bound K 2^S holds without the coarse one
+        EXPECT_LE(w << s, budget) << w << " " << K;
+      }
+      if (s < kShiftCap) {
+        EXPECT_GT(w << (s + 1), budget) << "the largest such shift";
+      }
+    }
+}
+
+// The proof in ozaki.hpp, checked on data: with the shifts the device would take (coarse product, rows first,
+// then columns given the rows' shifts), the integer product X = A' B' stays within K 2^S, so below P / 2.
+__extension__ using Int128 = __int128;  // exact sums of K products of 62-bit integers
+
+TEST(OzakiRule, AccurateShiftsKeepTheIntegerProductExact) {
+  std::mt19937_64 rng(choose_seed());
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::normal_distribution<double> g;
+  const int M = 24, N = 20, K = 96;
+  for (int trial = 0; trial < 30; ++trial) {
+    const double phi = trial % 3;  // uniform, exp:1, exp:2 with rows of other scales
+    Eigen::MatrixXd A(M, K), B(K, N);
+    for (int i = 0; i < M; ++i)
+      for (int k = 0; k < K; ++k) A(i, k) = u(rng) * std::exp(phi * g(rng)) * std::ldexp(1.0, i % 5 - 2);
+    for (int k = 0; k < K; ++k)
+      for (int j = 0; j < N; ++j) B(k, j) = u(rng) * std::exp(phi * g(rng));
+    if (trial % 4 == 1) A.row(3).setZero();
+    auto exponent = [](double amax) { int e = 0; std::frexp(amax, &e); return e; };
+    std::vector<int> e(M), f(N);
+    for (int i = 0; i < M; ++i) e[i] = exponent(A.row(i).cwiseAbs().maxCoeff());
+    for (int j = 0; j < N; ++j) f[j] = exponent(B.col(j).cwiseAbs().maxCoeff());
+    Eigen::MatrixXi U(M, K), V(K, N);
+    for (int i = 0; i < M; ++i)
+      for (int k = 0; k < K; ++k) U(i, k) = static_cast<int>(std::ceil(std::ldexp(std::fabs(A(i, k)), kCoarseBits - e[i])));
+    for (int k = 0; k < K; ++k)
+      for (int j = 0; j < N; ++j) V(k, j) = static_cast<int>(std::ceil(std::ldexp(std::fabs(B(k, j)), kCoarseBits - f[j])));
+    ASSERT_LE(std::max(U.maxCoeff(), V.maxCoeff()), 64);
+    const Eigen::MatrixXi W = U * V;
+    std::vector<int> s(M), t(N);
+    for (int i = 0; i < M; ++i) s[i] = coarse_shift(static_cast<unsigned long long>(W.row(i).maxCoeff()), K);
+    for (int j = 0; j < N; ++j) {
+      unsigned long long m = 0;
+      for (int i = 0; i < M; ++i) m = std::max(m, static_cast<unsigned long long>(W(i, j)) << s[i]);
+      t[j] = coarse_shift(m, K);
+    }
+    const int n = 12 + trial % 3, S0 = scale_bits(n, K);
+    const auto [qa, qb] = split_bits(Stats{}, S0, true);
+    const int S = qa + qb;
+    int gained = 0;
+    for (int i = 0; i < M; ++i)
+      for (int j = 0; j < N; ++j) {
+        Int128 x = 0;
+        for (int k = 0; k < K; ++k) {
+          const long long a = std::llrint(std::ldexp(A(i, k), qa + s[i] - e[i]));
+          const long long b = std::llrint(std::ldexp(B(k, j), qb + t[j] - f[j]));
+          x += static_cast<Int128>(a) * b;
+        }
+        const long double mag = std::fabs(static_cast<long double>(x));
+        ASSERT_LT(mag, std::ldexp(static_cast<long double>(K), S)) << "trial " << trial << ", (" << i << ", " << j << ")";
+        gained = std::max(gained, s[i] + t[j]);
+      }
+    EXPECT_GT(gained, 0) << "trial " << trial << ": the coarse product gave no row or column a bit";
+  }
+}
+
+TEST(OzakiRule, AccurateWorkspaceHoldsOneMoreSet) {
+  const Workspace f = workspace(1000, 300, 77, 14), a = workspace(1000, 300, 77, 14, true);
+  EXPECT_EQ(a.bytes, 15 * (f.a_stride + f.b_stride + f.p_stride));
+  const std::string r = workspace_refusal(workspace(1000, 300, 77, 0, true), 0, 1 << 20, 0);
+  EXPECT_NE(r.find("coarse product needs"), std::string::npos) << r;
+}
+
 TEST(OzakiRule, WorkspaceHoldsResiduesAndProducts) {
   const Workspace w = workspace(1000, 300, 77, 14);
   EXPECT_EQ(w.Kp, 80);
@@ -199,14 +287,17 @@ TEST(Ozaki, AsAccurateAsNativeDgemm) {
   for (const char* dist : {"uniform", "exp:0.5", "exp:1", "exp:2"}) {
     const std::uint64_t seed = choose_seed();
     const GemmProblem p = make_problem({2048, 2048, 4096}, 1.0, 0.0, seed, parse_operands(dist));
-    std::string moduli;
-    const Eigen::MatrixXd emulated = device_result("ozaki", p, ctx, &moduli);
     const Eigen::MatrixXd native = device_result("cublas", p, ctx);
-    const double e = error_ratio(p, emulated, 20000, seed + 1), n = error_ratio(p, native, 20000, seed + 1);
-    std::cout << dist << ": ozaki (" << moduli << " moduli) " << e << ", cublas " << n << " (x eps |A||B|)\n";
-    EXPECT_LE(e, 2 * n) << dist << ", seed " << seed << ", " << moduli << " moduli";
-    if (std::string(dist) == "uniform" || std::string(dist) == "exp:0.5") {  // wider spreads may fall back to native
-      EXPECT_NE(moduli, "0") << "emulated on " << dist;
+    const double n = error_ratio(p, native, 20000, seed + 1);
+    for (const char* v : {"ozaki", "ozaki_accurate"}) {
+      std::string moduli;
+      const Eigen::MatrixXd emulated = device_result(v, p, ctx, &moduli);
+      const double e = error_ratio(p, emulated, 20000, seed + 1);
+      std::cout << dist << ": " << v << " (" << moduli << " moduli) " << e << ", cublas " << n << " (x eps |A||B|)\n";
+      EXPECT_LE(e, 2 * n) << v << ", " << dist << ", seed " << seed << ", " << moduli << " moduli";
+      if (std::string(dist) == "uniform" || std::string(dist) == "exp:0.5") {  // wider spreads may fall back to native
+        EXPECT_NE(moduli, "0") << v << " emulated on " << dist;
+      }
     }
   }
 }
@@ -223,21 +314,24 @@ TEST(Ozaki, InfAndNaNReachCAsInNativeDgemm) {
   p.B(4, 11) = -inf;
   p.A(20, 0) = inf;
   p.B(0, 30) = 0.0;  // Inf * 0: NaN at (20, 30)
-  const Eigen::MatrixXd e = device_result("ozaki_14", p, ctx), n = device_result("cublas", p, ctx);
-  long specials = 0;
-  for (int j = 0; j < p.shape.N; ++j)
-    for (int i = 0; i < p.shape.M; ++i) {
-      const double a = e(i, j), b = n(i, j);
-      ASSERT_EQ(std::isnan(a), std::isnan(b)) << "C(" << i << ", " << j << "): " << a << " vs " << b;
-      ASSERT_EQ(std::isinf(a), std::isinf(b)) << "C(" << i << ", " << j << "): " << a << " vs " << b;
-      if (std::isinf(a)) {
-        EXPECT_EQ(std::signbit(a), std::signbit(b));
-      } else if (std::isfinite(a)) {
-        EXPECT_NEAR(a, b, 1e-10 * (1 + std::fabs(b)));
+  const Eigen::MatrixXd n = device_result("cublas", p, ctx);
+  for (const char* v : {"ozaki_14", "ozaki_14_accurate"}) {
+    const Eigen::MatrixXd e = device_result(v, p, ctx);
+    long specials = 0;
+    for (int j = 0; j < p.shape.N; ++j)
+      for (int i = 0; i < p.shape.M; ++i) {
+        const double a = e(i, j), b = n(i, j);
+        ASSERT_EQ(std::isnan(a), std::isnan(b)) << "C(" << i << ", " << j << "): " << a << " vs " << b;
+        ASSERT_EQ(std::isinf(a), std::isinf(b)) << "C(" << i << ", " << j << "): " << a << " vs " << b;
+        if (std::isinf(a)) {
+          EXPECT_EQ(std::signbit(a), std::signbit(b));
+        } else if (std::isfinite(a)) {
+          EXPECT_NEAR(a, b, 1e-10 * (1 + std::fabs(b)));
+        }
+        specials += !std::isfinite(b);
       }
-      specials += !std::isfinite(b);
-    }
-  EXPECT_GT(specials, 400);  // rows 5, 9, 20 and column 11
+    EXPECT_GT(specials, 400) << v;  // rows 5, 9, 20 and column 11
+  }
 }
 
 // Rows and columns scaled by powers of two far apart: each row's own exponent keeps every element accurate.
@@ -248,7 +342,7 @@ TEST(Ozaki, RowsAndColumnsOfVeryDifferentScale) {
   GemmProblem p = make_problem({257, 130, 520}, -1.5, 0.25, choose_seed());
   for (int i = 0; i < p.shape.M; ++i) p.A.row(i) *= std::ldexp(1.0, (i % 7 - 3) * 150);
   for (int j = 0; j < p.shape.N; ++j) p.B.col(j) *= std::ldexp(1.0, (j % 5 - 2) * 100);
-  for (const char* v : {"ozaki_14", "ozaki_16"}) {
+  for (const char* v : {"ozaki_14", "ozaki_16", "ozaki_14_accurate"}) {
     const GemmCheck c = validate(p, device_result(v, p, ctx));
     EXPECT_TRUE(c.ok) << v << ": " << c.report;
   }

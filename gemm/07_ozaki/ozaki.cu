@@ -81,6 +81,12 @@ __global__ void __launch_bounds__(kThreads) stats_kernel(const double* x, int ld
   }
 }
 
+// rho of a finite non-zero row, 2^ex K / (sum |x|) (>= 1), into the running maximum (as bits: non-negative).
+__device__ __forceinline__ void max_rho(int K, double sum, int ex, unsigned long long* rho_max) {
+  const double rho = ldexp(static_cast<double>(K) / sum, ex) * kSumScale;
+  atomicMax(rho_max, static_cast<unsigned long long>(__double_as_longlong(isnan(rho) ? INFINITY : rho)));
+}
+
 // Per row: e (amax < 2^e), or kBad; the largest rho = 2^e / mean |x| over the finite non-zero rows.
 __global__ void exponents_kernel(int R, int K, const unsigned long long* amax, const double* sum, int* e,
                                  unsigned long long* rho_max) {
@@ -94,10 +100,85 @@ __global__ void exponents_kernel(int R, int K, const unsigned long long* amax, c
   int ex = 0;
   if (m > 0) {
     frexp(m, &ex);
-    const double rho = ldexp(static_cast<double>(K) / sum[r], ex) * kSumScale;  // 2^e K / (sum |x|), >= 1
-    atomicMax(rho_max, static_cast<unsigned long long>(__double_as_longlong(isnan(rho) ? INFINITY : rho)));
+    max_rho(K, sum[r], ex, rho_max);
   }
   e[r] = ex;
+}
+
+// Row i of the coarse product W (M x N, column-major, ld ldw): its largest element into wmax[i] (atomics over
+// the column ranges of the grid's y blocks).
+__global__ void coarse_row_max_kernel(int M, int N, const int* W, int ldw, unsigned* wmax) {
+  const int i = blockIdx.x * blockDim.x + threadIdx.x;
+  if (i >= M) return;
+  unsigned m = 0;
+  for (int j = blockIdx.y; j < N; j += gridDim.y) m = max(m, static_cast<unsigned>(W[i + static_cast<std::size_t>(j) * ldw]));
+  atomicMax(wmax + i, m);
+}
+
+// Shift the exponents of the finite non-zero rows by the coarse shifts (e_i -= s_i: the row scaled by 2^s_i
+// more) and fold rho_i 2^-s_i into the effective maximum. Rows first (s from wmax), then columns (s given).
+__global__ void coarse_shift_kernel(int R, int K, const unsigned* wmax, const unsigned long long* amax,
+                                    const double* sum, int* e, int* shift, unsigned long long* rho_eff) {
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r >= R) return;
+  const int s = wmax ? coarse_shift(wmax[r], K) : shift[r];
+  if (wmax) shift[r] = s;
+  const double m = __longlong_as_double(static_cast<long long>(amax[r]));
+  if (e[r] == kBad || !(m > 0)) return;
+  max_rho(K, sum[r], e[r] - s, rho_eff);
+  e[r] -= s;
+}
+
+// Column j of W: t_j from max_i 2^s_i W_ij (s the rows' shifts), one block per column.
+__global__ void coarse_col_shift_kernel(int M, int K, const int* W, int ldw, const int* s_row, int* t_col) {
+  const int j = blockIdx.x;
+  const int* w = W + static_cast<std::size_t>(j) * ldw;
+  unsigned long long m = 0;
+  for (int i = threadIdx.x; i < M; i += blockDim.x)
+    m = max(m, static_cast<unsigned long long>(static_cast<unsigned>(w[i])) << s_row[i]);
+  for (int o = 16; o > 0; o >>= 1) m = max(m, __shfl_xor_sync(0xffffffffu, m, o));
+  __shared__ unsigned long long part[32];
+  if (threadIdx.x % 32 == 0) part[threadIdx.x / 32] = m;
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    for (int t = 1; t < static_cast<int>(blockDim.x / 32); ++t) m = max(m, part[t]);
+    t_col[j] = coarse_shift(m, K);
+  }
+}
+
+// Sixteen bytes into four words, least significant first.
+__device__ __forceinline__ uint4 pack16(const int (&b)[16]) {
+  unsigned w[4] = {0, 0, 0, 0};
+#pragma unroll
+  for (int i = 0; i < 16; ++i) w[i / 4] |= (static_cast<unsigned>(b[i]) & 0xffu) << (8 * (i % 4));
+  return make_uint4(w[0], w[1], w[2], w[3]);
+}
+
+// The tile's row and first k of this thread, or false where it has none (16 k each, 4 threads per row).
+__device__ __forceinline__ bool tile_slot(int R, int Kp, int& rr, int& kk0, int& r, int& k) {
+  rr = threadIdx.x / 4;
+  kk0 = threadIdx.x % 4 * 16;
+  r = blockIdx.x * kTile + rr;
+  k = blockIdx.y * kTile + kk0;
+  return r < R && k < Kp;
+}
+
+// Accurate scaling's U (or V): ceil(|x| 2^(kCoarseBits - e_r)) in [0, 64], laid out as one modulus's residues
+// (below); zero for rows marked kBad.
+template <bool KContiguous>
+__global__ void __launch_bounds__(kThreads) coarse_kernel(const double* x, int ld, int R, int K, int Kp,
+                                                          const int* e, signed char* out) {
+  __shared__ double t[kTile][kTile + 1];
+  load_tile<KContiguous>(t, x, ld, R, K, blockIdx.x * kTile, blockIdx.y * kTile);
+  __syncthreads();
+  int rr, kk0, r, k;
+  if (!tile_slot(R, Kp, rr, kk0, r, k)) return;
+  const int er = e[r];
+  int u[16];
+#pragma unroll
+  for (int i = 0; i < 16; ++i)
+    u[i] = er == kBad ? 0 : static_cast<int>(ceil(ldexp(fabs(t[rr][kk0 + i]), kCoarseBits - er)));
+  *reinterpret_cast<uint4*>(out + static_cast<std::size_t>(r) * Kp + k) = pack16(u);
 }
 
 // The residues of round-to-nearest(x 2^(q - e_r)) modulo every modulus, int8 in [-128, 127], row r of the
@@ -107,13 +188,12 @@ __global__ void __launch_bounds__(kThreads) residues_kernel(const double* x, int
                                                             const int* e, int q, signed char* out,
                                                             std::size_t stride) {
   __shared__ double t[kTile][kTile + 1];
-  const int r0 = blockIdx.x * kTile, k0 = blockIdx.y * kTile;
-  load_tile<KContiguous>(t, x, ld, R, K, r0, k0);
+  load_tile<KContiguous>(t, x, ld, R, K, blockIdx.x * kTile, blockIdx.y * kTile);
   __syncthreads();
-  const int rr = threadIdx.x / 4, kk0 = threadIdx.x % 4 * 16;
-  const int r = r0 + rr, k = k0 + kk0;
-  if (r >= R || k >= Kp) return;
+  int rr, kk0, r, k;
+  if (!tile_slot(R, Kp, rr, kk0, r, k)) return;
   const int er = e[r];
+  signed char* dst = out + static_cast<std::size_t>(r) * Kp + k;
   // v = v2 2^42 + v1 2^21 + v0 (|v| <= 2^62: v2 in [-2^20, 2^20], v1 and v0 in [0, 2^21)), so
   // v = v2 (2^42 mod m) + v1 (2^21 mod m) + v0 (mod m), a sum below 2^30 in magnitude: one 32-bit remainder by a
   // constant per modulus, where a 64-bit one costs several times as many instructions.
@@ -125,21 +205,20 @@ __global__ void __launch_bounds__(kThreads) residues_kernel(const double* x, int
     v1[i] = static_cast<int>((v >> 21) & 0x1FFFFF);
     v0[i] = static_cast<int>(v & 0x1FFFFF);
   }
-  signed char* dst = out + static_cast<std::size_t>(r) * Kp + k;
 #pragma unroll
   for (int l = 0; l < N; ++l) {
     const int m = modulus(l);
     const int c42 = static_cast<int>((1ull << 42) % static_cast<unsigned>(m));
     const int c21 = static_cast<int>((1ull << 21) % static_cast<unsigned>(m));
-    unsigned w[4] = {0, 0, 0, 0};
+    int res[16];
 #pragma unroll
     for (int i = 0; i < 16; ++i) {
       int ri = (v2[i] * c42 + v1[i] * c21 + v0[i]) % m;  // in (-m, m)
       ri -= ri > 127 ? m : 0;
       ri += ri < -128 ? m : 0;
-      w[i / 4] |= (static_cast<unsigned>(ri) & 0xffu) << (8 * (i % 4));
+      res[i] = ri;
     }
-    *reinterpret_cast<uint4*>(dst + l * stride) = make_uint4(w[0], w[1], w[2], w[3]);
+    *reinterpret_cast<uint4*>(dst + l * stride) = pack16(res);
   }
 }
 
@@ -231,10 +310,11 @@ struct DeviceStats {
   unsigned long long* amax;  // M + N
   double* sum;               // M + N
   int* e;                    // M + N
-  unsigned long long* rho;   // 2: A, B
+  unsigned long long* rho;   // 4: A, B, and with accurate scaling their effective rho (ozaki.hpp)
+  bool accurate = false;
 };
 
-using Key = std::tuple<const void*, const void*, int, int, int, int, int, int>;
+using Key = std::tuple<const void*, const void*, int, int, int, int, int, int, bool>;
 std::mutex cache_mutex;
 std::map<Key, Decision>& decisions() {
   static std::map<Key, Decision> m;
@@ -242,43 +322,81 @@ std::map<Key, Decision>& decisions() {
 }
 
 Decision choose(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, int fixed) {
-  const Key key{a.A, a.B, a.M, a.N, a.K, a.lda, a.ldb, fixed};
+  const Key key{a.A, a.B, a.M, a.N, a.K, a.lda, a.ldb, fixed, st.accurate};
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   CUDA_CHECK(cudaStreamIsCapturing(ctx.stream(), &capture));
   if (capture != cudaStreamCaptureStatusNone) {
     const std::lock_guard<std::mutex> lock(cache_mutex);
     const auto it = decisions().find(key);
     if (it != decisions().end()) return it->second;
-    Decision d = decide(a.M, a.N, a.K, Stats{}, fixed ? fixed : kMaxModuli);
+    Decision d = decide(a.M, a.N, a.K, Stats{}, fixed ? fixed : kMaxModuli, st.accurate);
     if (d.moduli) d.reason = "captured without statistics: " + std::to_string(d.moduli) + " moduli";
     return d;
   }
-  auto* host = static_cast<unsigned long long*>(ctx.pinned_scratch(2 * sizeof(unsigned long long)));
-  CUDA_CHECK(cudaMemcpyAsync(host, st.rho, 2 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, ctx.stream()));
+  auto* host = static_cast<unsigned long long*>(ctx.pinned_scratch(4 * sizeof(unsigned long long)));
+  CUDA_CHECK(cudaMemcpyAsync(host, st.rho, 4 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, ctx.stream()));
   CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
-  double rho[2];
-  for (int t = 0; t < 2; ++t) {
+  double rho[4];
+  for (int t = 0; t < 4; ++t) {
     std::memcpy(&rho[t], &host[t], sizeof(double));
     rho[t] = host[t] == 0 ? 1.0 : std::max(rho[t], 1.0);  // no finite non-zero row: nothing to lose
   }
-  const Stats s{rho[0], std::sqrt(rho[0]), rho[1], std::sqrt(rho[1])};  // rms / mean <= sqrt(max / mean)
-  Decision d = decide(a.M, a.N, a.K, s, fixed);
+  // rms / mean <= sqrt(max / mean) of the data; with accurate scaling rho is the shifted rows' (ozaki.hpp)
+  const int r = st.accurate ? 2 : 0;
+  const Stats s{std::max(rho[r], 1.0), std::sqrt(rho[0]), std::max(rho[r + 1], 1.0), std::sqrt(rho[1])};
+  Decision d = decide(a.M, a.N, a.K, s, fixed, st.accurate);
   const std::lock_guard<std::mutex> lock(cache_mutex);
   decisions()[key] = d;
   return d;
 }
 
-DeviceStats statistics(const GemmArgs& a, ExecContext& ctx) {
+// Accurate scaling's coarse product W = U^T V and the shifts it allows, folded into the exponents (ozaki.hpp).
+void coarse_shifts(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st) {
+  const cudaStream_t s = ctx.stream();
+  const Workspace w = workspace(a.M, a.N, a.K, 1);
+  auto* u = static_cast<signed char*>(ctx.device_scratch(w.a_stride));
+  auto* v = static_cast<signed char*>(ctx.device_scratch(w.b_stride));
+  auto* W = static_cast<int*>(ctx.device_scratch(w.p_stride));
+  auto* wmax = static_cast<unsigned*>(ctx.device_scratch(static_cast<std::size_t>(a.M) * 4));
+  auto* shift = static_cast<int*>(ctx.device_scratch((static_cast<std::size_t>(a.M) + a.N) * 4));
+  const int kt = (w.Kp + dev::kTile - 1) / dev::kTile;
+  dev::coarse_kernel<false><<<dim3((a.M + dev::kTile - 1) / dev::kTile, kt), dev::kThreads, 0, s>>>(
+      a.A, a.lda, a.M, a.K, w.Kp, st.e, u);
+  CUDA_CHECK(cudaGetLastError());
+  dev::coarse_kernel<true><<<dim3((a.N + dev::kTile - 1) / dev::kTile, kt), dev::kThreads, 0, s>>>(
+      a.B, a.ldb, a.N, a.K, w.Kp, st.e + a.M, v);
+  CUDA_CHECK(cudaGetLastError());
+  cublasHandle_t h = ctx.cublas();
+  CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+  CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
+  const int one = 1, zero = 0;
+  CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, a.M, a.N, w.Kp, &one, u, CUDA_R_8I, w.Kp, v, CUDA_R_8I, w.Kp,
+                            &zero, W, CUDA_R_32I, w.ldp, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
+  CUDA_CHECK(cudaMemsetAsync(wmax, 0, static_cast<std::size_t>(a.M) * 4, s));
+  dev::coarse_row_max_kernel<<<dim3((a.M + 255) / 256, std::min(a.N, 256)), 256, 0, s>>>(a.M, a.N, W, w.ldp, wmax);
+  CUDA_CHECK(cudaGetLastError());
+  dev::coarse_shift_kernel<<<(a.M + 255) / 256, 256, 0, s>>>(a.M, a.K, wmax, st.amax, st.sum, st.e, shift,
+                                                              st.rho + 2);
+  CUDA_CHECK(cudaGetLastError());
+  dev::coarse_col_shift_kernel<<<a.N, 256, 0, s>>>(a.M, a.K, W, w.ldp, shift, shift + a.M);
+  CUDA_CHECK(cudaGetLastError());
+  dev::coarse_shift_kernel<<<(a.N + 255) / 256, 256, 0, s>>>(a.N, a.K, nullptr, st.amax + a.M, st.sum + a.M,
+                                                              st.e + a.M, shift + a.M, st.rho + 3);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+DeviceStats statistics(const GemmArgs& a, ExecContext& ctx, bool accurate) {
   const std::size_t R = static_cast<std::size_t>(a.M) + a.N;
   DeviceStats st{};
+  st.accurate = accurate;
   st.amax = static_cast<unsigned long long*>(ctx.device_scratch(R * 8));
   st.sum = static_cast<double*>(ctx.device_scratch(R * 8));
   st.e = static_cast<int*>(ctx.device_scratch(R * 4));
-  st.rho = static_cast<unsigned long long*>(ctx.device_scratch(16));
+  st.rho = static_cast<unsigned long long*>(ctx.device_scratch(32));
   const cudaStream_t s = ctx.stream();
   CUDA_CHECK(cudaMemsetAsync(st.amax, 0, R * 8, s));
   CUDA_CHECK(cudaMemsetAsync(st.sum, 0, R * 8, s));
-  CUDA_CHECK(cudaMemsetAsync(st.rho, 0, 16, s));
+  CUDA_CHECK(cudaMemsetAsync(st.rho, 0, 32, s));
   const dim3 ga((a.M + dev::kTile - 1) / dev::kTile, (a.K + dev::kTile - 1) / dev::kTile);
   const dim3 gb((a.N + dev::kTile - 1) / dev::kTile, (a.K + dev::kTile - 1) / dev::kTile);
   dev::stats_kernel<false><<<ga, dev::kThreads, 0, s>>>(a.A, a.lda, a.M, a.K, st.amax, st.sum);
@@ -290,6 +408,7 @@ DeviceStats statistics(const GemmArgs& a, ExecContext& ctx) {
   dev::exponents_kernel<<<(a.N + 255) / 256, 256, 0, s>>>(a.N, a.K, st.amax + a.M, st.sum + a.M, st.e + a.M,
                                                            st.rho + 1);
   CUDA_CHECK(cudaGetLastError());
+  if (accurate) coarse_shifts(a, ctx, st);
   return st;
 }
 
@@ -351,10 +470,17 @@ void note(ExecContext& ctx, const Decision& d, int M, int N, int K) {
   }
 }
 
-void launch(const GemmArgs& a, ExecContext& ctx, int fixed) {
+void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate) {
   // Native whatever the data where the shape decides it (and the statistics' grid has K / 64 rows).
   const bool data_free = !native_by_shape(a.M, a.N, a.K, fixed).empty();
-  const DeviceStats st = data_free ? DeviceStats{} : statistics(a, ctx);
+  std::size_t free_bytes = 0, total = 0;
+  if (accurate && !data_free) {  // the coarse product's arrays come first: refuse before taking them
+    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+    const std::string refusal =
+        workspace_refusal(workspace(a.M, a.N, a.K, 0, true), 0, free_bytes, ctx.device_scratch_capacity());
+    if (!refusal.empty()) throw std::runtime_error(refusal);
+  }
+  const DeviceStats st = data_free ? DeviceStats{} : statistics(a, ctx, accurate);
   const Decision d = data_free ? decide(a.M, a.N, a.K, Stats{}, fixed) : choose(a, ctx, st, fixed);
   note(ctx, d, a.M, a.N, a.K);
   if (d.moduli == 0) {
@@ -363,8 +489,7 @@ void launch(const GemmArgs& a, ExecContext& ctx, int fixed) {
     return;
   }
   ctx.mark_phase("scaling");
-  const Workspace w = workspace(a.M, a.N, a.K, d.moduli);
-  std::size_t free_bytes = 0, total = 0;
+  const Workspace w = workspace(a.M, a.N, a.K, d.moduli, d.accurate);
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
   const std::string refusal = workspace_refusal(w, d.moduli, free_bytes, ctx.device_scratch_capacity());
   if (!refusal.empty()) throw std::runtime_error(refusal);
@@ -381,18 +506,32 @@ KS_GEMM_VARIANT({.info = {.name = "ozaki",
                                      "cuBLAS INT8 GEMMs, CRT recombination; moduli count (or native) by a rule",
                           .min_cc = 75,
                           .phases = true},
-                 .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 0); }});
+                 .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 0, false); }});
 KS_GEMM_VARIANT({.info = {.name = "ozaki_14",
                           .summary = "ozaki with 14 moduli, whatever the inputs",
                           .min_cc = 75,
                           .tuning = true,
                           .phases = true},
-                 .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 14); }});
+                 .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 14, false); }});
 KS_GEMM_VARIANT({.info = {.name = "ozaki_16",
                           .summary = "ozaki with 16 moduli, whatever the inputs",
                           .min_cc = 75,
                           .tuning = true,
                           .phases = true},
-                 .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 16); }});
+                 .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 16, false); }});
+
+KS_GEMM_VARIANT({.info = {.name = "ozaki_accurate",
+                          .summary = "ozaki with accurate scaling: a coarse INT8 product |A||B| gives rows and columns "
+                                     "up to 8 more bits each; moduli count (or native) by the rule",
+                          .min_cc = 75,
+                          .tuning = true,
+                          .phases = true},
+                 .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 0, true); }});
+KS_GEMM_VARIANT({.info = {.name = "ozaki_14_accurate",
+                          .summary = "ozaki_accurate with 14 moduli, whatever the inputs",
+                          .min_cc = 75,
+                          .tuning = true,
+                          .phases = true},
+                 .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 14, true); }});
 
 }  // namespace ks::gemm

@@ -70,9 +70,36 @@ struct Stats {
 // second-order term is bounded outright: 2^(53 - qa - qb) rho_a rho_b / 4.
 double predicted_ratio(const Stats& s, int M, int N, int K, int qa, int qb);
 
+// Accurate scaling (the paper's second mode: one extra, coarse INT8 product). The bound K 2^S above assumes
+// every |A'_ik B'_kj| at its largest; the coarse product measures it instead. With u_ik = ceil(|a_ik| 2^(6 - e_i))
+// and v_kj likewise (integers in [0, 64]), W = U V (one INT8 GEMM, exact) bounds
+//   |X_ij| <= sum_k (u_ik 2^(qa + s_i - 6) + 1/2)(v_kj 2^(qb + t_j - 6) + 1/2)
+//          <= 2^(S + s_i + t_j - 12) W_ij + K (2^(qa + s_i - 1) + 2^(qb + t_j - 1) + 1/4)
+// for row i of A scaled by 2^s_i more and column j of B by 2^t_j more. With 2^(s_i + t_j) W_ij <= 4032 K
+// (4096 K (1 - 2^-6)), s_i <= qb - 8 and t_j <= qa - 8, this is below K 2^S < P / 2: X stays exact (where
+// s_i = t_j = 0 the plain bound |A'| <= 2^qa, |B'| <= 2^qb holds whatever W_ij). The device
+// takes s_i as the largest with 2^s_i max_j W_ij <= 4032 K, then t_j the largest with
+// 2^t_j max_i 2^s_i W_ij <= 4032 K, both capped at kShiftCap; rows and columns whose magnitudes sit below their
+// largest element gain the most (on uniform data about one bit, at PHI 1 several). In the estimate below, rho
+// becomes the largest rho_i 2^-s_i (the rows' error scales by 2^-s_i), tau stays that of the data.
+constexpr int kCoarseBits = 6;
+constexpr int kShiftCap = 8;
+constexpr int kCoarseBudget = 4032;  // per unit of K: 4096 (1 - 2^-6)
+// The largest shift s <= kShiftCap with 2^s w <= kCoarseBudget K (w a row's or column's largest coarse value;
+// kShiftCap where it is zero).
+__host__ __device__ constexpr int coarse_shift(unsigned long long w, int K) {
+  const unsigned long long budget = static_cast<unsigned long long>(kCoarseBudget) * static_cast<unsigned>(K);
+  int s = 0;
+  while (s < kShiftCap && (w << (s + 1)) <= budget) ++s;
+  return s;
+}
+// The range of qa for S with accurate scaling: qa, qb in [kShiftCap + 8, 62 - kShiftCap], so S at most 108.
+std::pair<int, int> accurate_qa_range(int S);
+
 // The split of S = scale_bits(n, K) between qa and qb that minimises the first-order estimate (the two terms
-// equal: qa - qb = log2(rho_a tau_b / (rho_b tau_a))), each in [0, 62] (the residues' 64-bit intermediate).
-std::pair<int, int> split_bits(const Stats& s, int S);
+// equal: qa - qb = log2(rho_a tau_b / (rho_b tau_a))), each in [0, 62] (the residues' 64-bit intermediate), or in
+// accurate_qa_range(S) with accurate scaling (S first lowered to 108 where above).
+std::pair<int, int> split_bits(const Stats& s, int S, bool accurate = false);
 
 // The ratio the rule keeps under. Native cuBLAS DGEMM's own largest ratio on uniform data is 1.7-2.0 at K = 4096
 // (docs/gemm-notes.md, step 14); the rule is at most twice native's. The estimate above is an upper
@@ -82,6 +109,7 @@ constexpr double kTargetRatio = 3.0;
 
 struct Decision {
   int moduli = 0;  // 0: native DGEMM
+  bool accurate = false;  // the coarse product's extra bits (the statistics passed were the effective ones)
   int qa = 0, qb = 0;
   double predicted_ratio = 0;
   std::string reason;  // why native, or the count's reason
@@ -97,7 +125,8 @@ struct Decision {
 constexpr double kMinWork = 2048.0 * 2048.0 * 2048.0;
 constexpr int kMinDepth = 1024;
 constexpr double kMaxFixedRho = 64.0;
-Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli = 0);
+// accurate: the statistics are those after the coarse product's shifts, and qa, qb respect accurate_qa_range.
+Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli = 0, bool accurate = false);
 // The part of the rule the shape alone decides: why native whatever the data (K above 2^17; for the rule's own
 // count, M N K below kMinWork or K below kMinDepth), or empty where the statistics decide. decide() starts with
 // it; the launch skips the statistics where it is not empty.
@@ -113,17 +142,19 @@ __host__ __device__ constexpr int limbs(int n) { return n <= 14 ? 4 : n <= 18 ? 
 constexpr double kSeparateMaxWork = 8192.0 * 8192.0 * 8192.0;
 inline bool separate_products(int M, int N, int K) { return static_cast<double>(M) * N * K <= kSeparateMaxWork; }
 
-// Device workspace of one product with n moduli: the int8 residues of A and B and the int32 products.
+// Device workspace of one product with n moduli: the int8 residues of A and B and the int32 products; with
+// accurate scaling one more set of each (the coarse U, V and W).
 struct Workspace {
   int Kp = 0;                // K rounded up to 16 (zero residues beyond K)
   int ldp = 0;               // leading dimension of the int32 products (M rounded up to 4)
   std::size_t a_stride = 0;  // bytes between moduli, 256-aligned
   std::size_t b_stride = 0;
   std::size_t p_stride = 0;
-  std::size_t bytes = 0;     // the three arrays for n moduli
+  std::size_t bytes = 0;     // the three arrays for n moduli (n + 1 with accurate scaling)
 };
-Workspace workspace(int M, int N, int K, int n);
+Workspace workspace(int M, int N, int K, int n, bool accurate = false);
 
+// n = 0: the coarse product alone (accurate scaling, before the count is known).
 // Empty where the workspace fits what the device has free plus the scratch this context already holds (which
 // the launch reuses); otherwise the message the launch throws: the bytes needed and free.
 std::string workspace_refusal(const Workspace& w, int n, std::size_t free_bytes, std::size_t scratch_bytes);

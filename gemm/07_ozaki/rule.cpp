@@ -89,10 +89,17 @@ int scale_bits(int n, int K) {
   return static_cast<int>(std::clamp(S, 0.0, 124.0));
 }
 
-std::pair<int, int> split_bits(const Stats& s, int S) {
+std::pair<int, int> accurate_qa_range(int S) {
+  constexpr int lo = kShiftCap + 8, hi = 62 - kShiftCap;  // s_i <= qb - 8, t_j <= qa - 8; qa + s_i <= 62
+  return {std::max(lo, S - hi), std::min(hi, S - lo)};
+}
+
+std::pair<int, int> split_bits(const Stats& s, int S, bool accurate) {
   const double lean = std::log2((s.rho_a * s.tau_b) / (s.rho_b * s.tau_a));  // the extra bits A's side wants
+  if (accurate) S = std::min(S, 2 * (62 - kShiftCap));
+  const auto [lo, hi] = accurate ? accurate_qa_range(S) : std::make_pair(std::max(0, S - 62), std::min(62, S));
   int qa = static_cast<int>(std::lround((S + (std::isfinite(lean) ? lean : 0.0)) / 2.0));
-  qa = std::clamp(qa, std::max(0, S - 62), std::min(62, S));
+  qa = std::clamp(qa, lo, hi);
   return {qa, S - qa};
 }
 
@@ -114,14 +121,15 @@ std::string native_by_shape(int M, int N, int K, int fixed_moduli) {
   return {};
 }
 
-Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli) {
+Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli, bool accurate) {
   Decision d;
   d.reason = native_by_shape(M, N, K, fixed_moduli);
   if (!d.reason.empty()) return d;
   auto estimate = [&](int n) {
     Decision e;
     e.moduli = n;
-    std::tie(e.qa, e.qb) = split_bits(s, scale_bits(n, K));
+    e.accurate = accurate;
+    std::tie(e.qa, e.qb) = split_bits(s, scale_bits(n, K), accurate);
     e.predicted_ratio = predicted_ratio(s, M, N, K, e.qa, e.qb);
     return e;
   };
@@ -157,6 +165,7 @@ Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli) {
     }
     why << d.moduli << " moduli: the fewest with a predicted error under " << kTargetRatio << " x eps |A||B|";
   }
+  if (accurate) why << ", accurate scaling";
   d.reason = why.str();
   return d;
 }
@@ -164,13 +173,16 @@ Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli) {
 std::string workspace_refusal(const Workspace& w, int n, std::size_t free_bytes, std::size_t scratch_bytes) {
   if (w.bytes <= free_bytes + scratch_bytes) return {};
   std::ostringstream os;
-  os << "ozaki: " << n << " moduli need " << (w.bytes + 1048575) / 1048576 << " MiB of workspace (int8 residues of A "
+  os << "ozaki: ";
+  if (n > 0) os << n << " moduli";
+  else os << "accurate scaling's coarse product";
+  os << (n > 0 ? " need " : " needs ") << (w.bytes + 1048575) / 1048576 << " MiB of workspace (int8 residues of A "
      << "and B, int32 products); the device has " << free_bytes / 1048576 << " MiB free";
   if (scratch_bytes) os << " and this context holds " << scratch_bytes / 1048576 << " MiB of scratch";
   return os.str();
 }
 
-Workspace workspace(int M, int N, int K, int n) {
+Workspace workspace(int M, int N, int K, int n, bool accurate) {
   auto up = [](std::size_t x, std::size_t a) { return (x + a - 1) / a * a; };
   Workspace w;
   w.Kp = static_cast<int>(up(static_cast<std::size_t>(std::max(K, 1)), 16));
@@ -178,7 +190,7 @@ Workspace workspace(int M, int N, int K, int n) {
   w.a_stride = up(static_cast<std::size_t>(M) * w.Kp, 256);
   w.b_stride = up(static_cast<std::size_t>(N) * w.Kp, 256);
   w.p_stride = up(static_cast<std::size_t>(w.ldp) * N * 4, 256);
-  w.bytes = static_cast<std::size_t>(n) * (w.a_stride + w.b_stride + w.p_stride);
+  w.bytes = static_cast<std::size_t>(n + (accurate ? 1 : 0)) * (w.a_stride + w.b_stride + w.p_stride);
   return w;
 }
 
