@@ -128,18 +128,37 @@ TEST(OzakiRule, PicksMoreModuliForWiderExponentsAndNativeWhereNoneSuffices) {
   EXPECT_EQ(fixed.qa + fixed.qb, scale_bits(14, 512));
 }
 
-// Accurate scaling's split keeps room for the shifts: qa + s_i <= 62 and s_i <= qb - 8 (ozaki.hpp).
-TEST(OzakiRule, AccurateSplitLeavesRoomForTheShifts) {
-  const Stats even{2, std::sqrt(2.0), 2, std::sqrt(2.0)}, extreme{1e300, 1, 1, 1};
-  for (const Stats& st : {even, extreme})
-    for (int S = 40; S <= 124; ++S) {
-      const auto [qa, qb] = split_bits(st, S, true);
-      EXPECT_EQ(qa + qb, std::min(S, 2 * (62 - kShiftCap))) << S;
-      for (int q : {qa, qb}) {
-        EXPECT_LE(q + kShiftCap, 62) << S;
-        EXPECT_GE(q - 8, kShiftCap) << S;
-      }
+// Accurate scaling: the shifts a split leaves room for (qa + s_i <= 62, s_i <= qb - 8), and a rule that takes
+// the coarse product's gain where it lowers the count, never more moduli than fast scaling.
+TEST(OzakiRule, AccurateScalingTakesTheShiftsTheSplitLeavesRoomFor) {
+  for (int qa = 0; qa <= 62; ++qa)
+    for (int qb = 0; qb <= 62; ++qb) {
+      const auto [ca, cb] = shift_caps(qa, qb);
+      EXPECT_TRUE(ca >= 0 && ca <= kShiftCap && cb >= 0 && cb <= kShiftCap);
+      EXPECT_LE(qa + ca, 62);
+      EXPECT_LE(qb + cb, 62);
+      EXPECT_TRUE(ca == 0 || ca <= qb - 8) << qa << " " << qb;
+      EXPECT_TRUE(cb == 0 || cb <= qa - 8) << qa << " " << qb;
     }
+  EXPECT_EQ(shift_caps(50, 50), std::make_pair(kShiftCap, kShiftCap));
+  const Stats wide{40, std::sqrt(40.0), 40, std::sqrt(40.0)};
+  Shifts none, gain;
+  for (int c = 0; c <= kShiftCap; ++c) {
+    none.rho_a[c] = none.rho_b[c] = 40;
+    gain.rho_a[c] = gain.rho_b[c] = std::max(1.0, std::ldexp(40.0, -c));
+  }
+  for (int K : {4096, 16384}) {
+    const Decision fast = decide(K, K, K, wide), flat = decide(K, K, K, wide, 0, &none),
+                   acc = decide(K, K, K, wide, 0, &gain);
+    ASSERT_GT(fast.moduli, 0) << fast.reason;
+    EXPECT_EQ(flat.moduli, fast.moduli) << "no gain, no fewer moduli; " << flat.reason;
+    EXPECT_LT(acc.moduli, fast.moduli) << acc.reason;
+    EXPECT_TRUE(acc.accurate);
+    EXPECT_NE(acc.reason.find("accurate scaling"), std::string::npos) << acc.reason;
+    EXPECT_EQ(acc.qa + acc.qb, scale_bits(acc.moduli, K));
+    EXPECT_EQ(std::make_pair(acc.cap_a, acc.cap_b), shift_caps(acc.qa, acc.qb));
+    EXPECT_LE(acc.predicted_ratio, kTargetRatio);
+  }
   EXPECT_EQ(coarse_shift(0, 100), kShiftCap) << "a zero row takes the whole cap";
   for (int K : {1, 77, 4096})
     for (unsigned long long w : {1ull, 63ull, 64ull * 64 * K / 3, 64ull * 64 * K}) {
@@ -189,9 +208,11 @@ TEST(OzakiRule, AccurateShiftsKeepTheIntegerProductExact) {
       for (int i = 0; i < M; ++i) m = std::max(m, static_cast<unsigned long long>(W(i, j)) << s[i]);
       t[j] = coarse_shift(m, K);
     }
-    const int n = 12 + trial % 3, S0 = scale_bits(n, K);
-    const auto [qa, qb] = split_bits(Stats{}, S0, true);
-    const int S = qa + qb;
+    const int n = 12 + trial % 3, S = scale_bits(n, K);
+    const int qa = S / 2 + trial % 7 - 3, qb = S - qa;
+    const auto [ca, cb] = shift_caps(qa, qb);
+    for (int& x : s) x = std::min(x, ca);  // what the launch applies: t_j came from the uncapped s_i
+    for (int& x : t) x = std::min(x, cb);
     int gained = 0;
     for (int i = 0; i < M; ++i)
       for (int j = 0; j < N; ++j) {

@@ -115,18 +115,23 @@ __global__ void coarse_row_max_kernel(int M, int N, const int* W, int ldw, unsig
   atomicMax(wmax + i, m);
 }
 
-// Shift the exponents of the finite non-zero rows by the coarse shifts (e_i -= s_i: the row scaled by 2^s_i
-// more) and fold rho_i 2^-s_i into the effective maximum. Rows first (s from wmax), then columns (s given).
+// The coarse shift of each row (from wmax; columns: given) and, over the finite non-zero rows, the largest
+// rho_i 2^-min(s_i, c) for every cap c (ozaki.hpp, Shifts), into rho_eff[0..kShiftCap].
 __global__ void coarse_shift_kernel(int R, int K, const unsigned* wmax, const unsigned long long* amax,
-                                    const double* sum, int* e, int* shift, unsigned long long* rho_eff) {
+                                    const double* sum, const int* e, int* shift, unsigned long long* rho_eff) {
   const int r = blockIdx.x * blockDim.x + threadIdx.x;
   if (r >= R) return;
   const int s = wmax ? coarse_shift(wmax[r], K) : shift[r];
   if (wmax) shift[r] = s;
   const double m = __longlong_as_double(static_cast<long long>(amax[r]));
   if (e[r] == kBad || !(m > 0)) return;
-  max_rho(K, sum[r], e[r] - s, rho_eff);
-  e[r] -= s;
+  for (int c = 0; c <= kShiftCap; ++c) max_rho(K, sum[r], e[r] - min(s, c), rho_eff + c);
+}
+
+// The shifts the decision leaves room for, folded into the exponents: e_r -= min(s_r, cap).
+__global__ void apply_shifts_kernel(int R, const int* shift, int cap, int* e) {
+  const int r = blockIdx.x * blockDim.x + threadIdx.x;
+  if (r < R && e[r] != kBad) e[r] -= min(shift[r], cap);
 }
 
 // Column j of W: t_j from max_i 2^s_i W_ij (s the rows' shifts), one block per column.
@@ -310,9 +315,10 @@ struct DeviceStats {
   unsigned long long* amax;  // M + N
   double* sum;               // M + N
   int* e;                    // M + N
-  unsigned long long* rho;   // 4: A, B, and with accurate scaling their effective rho (ozaki.hpp)
-  bool accurate = false;
+  unsigned long long* rho;   // A's and B's rho; with accurate scaling then kShiftCap + 1 of A's effective, of B's
+  int* shift;                // M + N coarse shifts (accurate scaling), else null
 };
+constexpr int kRhoSlots = 2 + 2 * (kShiftCap + 1);
 
 using Key = std::tuple<const void*, const void*, int, int, int, int, int, int, bool>;
 std::mutex cache_mutex;
@@ -322,43 +328,48 @@ std::map<Key, Decision>& decisions() {
 }
 
 Decision choose(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, int fixed) {
-  const Key key{a.A, a.B, a.M, a.N, a.K, a.lda, a.ldb, fixed, st.accurate};
+  const bool accurate = st.shift != nullptr;
+  const Key key{a.A, a.B, a.M, a.N, a.K, a.lda, a.ldb, fixed, accurate};
+  Shifts shifts;
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   CUDA_CHECK(cudaStreamIsCapturing(ctx.stream(), &capture));
   if (capture != cudaStreamCaptureStatusNone) {
     const std::lock_guard<std::mutex> lock(cache_mutex);
     const auto it = decisions().find(key);
     if (it != decisions().end()) return it->second;
-    Decision d = decide(a.M, a.N, a.K, Stats{}, fixed ? fixed : kMaxModuli, st.accurate);
+    std::fill(shifts.rho_a, shifts.rho_a + kShiftCap + 1, 1.0);
+    std::fill(shifts.rho_b, shifts.rho_b + kShiftCap + 1, 1.0);
+    Decision d = decide(a.M, a.N, a.K, Stats{}, fixed ? fixed : kMaxModuli, accurate ? &shifts : nullptr);
     if (d.moduli) d.reason = "captured without statistics: " + std::to_string(d.moduli) + " moduli";
     return d;
   }
-  auto* host = static_cast<unsigned long long*>(ctx.pinned_scratch(4 * sizeof(unsigned long long)));
-  CUDA_CHECK(cudaMemcpyAsync(host, st.rho, 4 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, ctx.stream()));
+  const int slots = accurate ? kRhoSlots : 2;
+  auto* host = static_cast<unsigned long long*>(ctx.pinned_scratch(slots * sizeof(unsigned long long)));
+  CUDA_CHECK(cudaMemcpyAsync(host, st.rho, slots * sizeof(unsigned long long), cudaMemcpyDeviceToHost, ctx.stream()));
   CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
-  double rho[4];
-  for (int t = 0; t < 4; ++t) {
+  double rho[kRhoSlots];
+  for (int t = 0; t < slots; ++t) {
     std::memcpy(&rho[t], &host[t], sizeof(double));
     rho[t] = host[t] == 0 ? 1.0 : std::max(rho[t], 1.0);  // no finite non-zero row: nothing to lose
   }
-  // rms / mean <= sqrt(max / mean) of the data; with accurate scaling rho is the shifted rows' (ozaki.hpp)
-  const int r = st.accurate ? 2 : 0;
-  const Stats s{std::max(rho[r], 1.0), std::sqrt(rho[0]), std::max(rho[r + 1], 1.0), std::sqrt(rho[1])};
-  Decision d = decide(a.M, a.N, a.K, s, fixed, st.accurate);
+  std::copy(rho + 2, rho + 2 + kShiftCap + 1, shifts.rho_a);
+  std::copy(rho + 3 + kShiftCap, rho + kRhoSlots, shifts.rho_b);
+  const Stats s{rho[0], std::sqrt(rho[0]), rho[1], std::sqrt(rho[1])};  // rms / mean <= sqrt(max / mean)
+  Decision d = decide(a.M, a.N, a.K, s, fixed, accurate ? &shifts : nullptr);
   const std::lock_guard<std::mutex> lock(cache_mutex);
   decisions()[key] = d;
   return d;
 }
 
-// Accurate scaling's coarse product W = U^T V and the shifts it allows, folded into the exponents (ozaki.hpp).
-void coarse_shifts(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st) {
+// Accurate scaling's coarse product W = U^T V, the shifts it allows and their effect on rho (ozaki.hpp).
+void coarse_shifts(const GemmArgs& a, ExecContext& ctx, DeviceStats& st) {
   const cudaStream_t s = ctx.stream();
   const Workspace w = workspace(a.M, a.N, a.K, 1);
   auto* u = static_cast<signed char*>(ctx.device_scratch(w.a_stride));
   auto* v = static_cast<signed char*>(ctx.device_scratch(w.b_stride));
   auto* W = static_cast<int*>(ctx.device_scratch(w.p_stride));
   auto* wmax = static_cast<unsigned*>(ctx.device_scratch(static_cast<std::size_t>(a.M) * 4));
-  auto* shift = static_cast<int*>(ctx.device_scratch((static_cast<std::size_t>(a.M) + a.N) * 4));
+  int* shift = st.shift = static_cast<int*>(ctx.device_scratch((static_cast<std::size_t>(a.M) + a.N) * 4));
   const int kt = (w.Kp + dev::kTile - 1) / dev::kTile;
   dev::coarse_kernel<false><<<dim3((a.M + dev::kTile - 1) / dev::kTile, kt), dev::kThreads, 0, s>>>(
       a.A, a.lda, a.M, a.K, w.Kp, st.e, u);
@@ -381,22 +392,21 @@ void coarse_shifts(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st) {
   dev::coarse_col_shift_kernel<<<a.N, 256, 0, s>>>(a.M, a.K, W, w.ldp, shift, shift + a.M);
   CUDA_CHECK(cudaGetLastError());
   dev::coarse_shift_kernel<<<(a.N + 255) / 256, 256, 0, s>>>(a.N, a.K, nullptr, st.amax + a.M, st.sum + a.M,
-                                                              st.e + a.M, shift + a.M, st.rho + 3);
+                                                              st.e + a.M, shift + a.M, st.rho + 3 + kShiftCap);
   CUDA_CHECK(cudaGetLastError());
 }
 
 DeviceStats statistics(const GemmArgs& a, ExecContext& ctx, bool accurate) {
   const std::size_t R = static_cast<std::size_t>(a.M) + a.N;
   DeviceStats st{};
-  st.accurate = accurate;
   st.amax = static_cast<unsigned long long*>(ctx.device_scratch(R * 8));
   st.sum = static_cast<double*>(ctx.device_scratch(R * 8));
   st.e = static_cast<int*>(ctx.device_scratch(R * 4));
-  st.rho = static_cast<unsigned long long*>(ctx.device_scratch(32));
+  st.rho = static_cast<unsigned long long*>(ctx.device_scratch(kRhoSlots * 8));
   const cudaStream_t s = ctx.stream();
   CUDA_CHECK(cudaMemsetAsync(st.amax, 0, R * 8, s));
   CUDA_CHECK(cudaMemsetAsync(st.sum, 0, R * 8, s));
-  CUDA_CHECK(cudaMemsetAsync(st.rho, 0, 32, s));
+  CUDA_CHECK(cudaMemsetAsync(st.rho, 0, kRhoSlots * 8, s));
   const dim3 ga((a.M + dev::kTile - 1) / dev::kTile, (a.K + dev::kTile - 1) / dev::kTile);
   const dim3 gb((a.N + dev::kTile - 1) / dev::kTile, (a.K + dev::kTile - 1) / dev::kTile);
   dev::stats_kernel<false><<<ga, dev::kThreads, 0, s>>>(a.A, a.lda, a.M, a.K, st.amax, st.sum);
@@ -418,6 +428,12 @@ void emulate(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const D
   auto* a8 = static_cast<signed char*>(ctx.device_scratch(N * w.a_stride));
   auto* b8 = static_cast<signed char*>(ctx.device_scratch(N * w.b_stride));
   auto* prod = static_cast<int*>(ctx.device_scratch(N * w.p_stride));
+  if (d.accurate) {
+    dev::apply_shifts_kernel<<<(a.M + 255) / 256, 256, 0, s>>>(a.M, st.shift, d.cap_a, st.e);
+    CUDA_CHECK(cudaGetLastError());
+    dev::apply_shifts_kernel<<<(a.N + 255) / 256, 256, 0, s>>>(a.N, st.shift + a.M, d.cap_b, st.e + a.M);
+    CUDA_CHECK(cudaGetLastError());
+  }
   const int kt = (w.Kp + dev::kTile - 1) / dev::kTile;
   dev::residues_kernel<N, false><<<dim3((a.M + dev::kTile - 1) / dev::kTile, kt), dev::kThreads, 0, s>>>(
       a.A, a.lda, a.M, a.K, w.Kp, st.e, d.qa, a8, w.a_stride);

@@ -23,6 +23,7 @@
 
 #include <cuda_runtime.h>
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -77,14 +78,16 @@ double predicted_ratio(const Stats& s, int M, int N, int K, int qa, int qb);
 //          <= 2^(S + s_i + t_j - 12) W_ij + K (2^(qa + s_i - 1) + 2^(qb + t_j - 1) + 1/4)
 // for row i of A scaled by 2^s_i more and column j of B by 2^t_j more. With 2^(s_i + t_j) W_ij <= 4032 K
 // (4096 K (1 - 2^-6)), s_i <= qb - 8 and t_j <= qa - 8, this is below K 2^S < P / 2: X stays exact (where
-// s_i = t_j = 0 the plain bound |A'| <= 2^qa, |B'| <= 2^qb holds whatever W_ij). The device
-// takes s_i as the largest with 2^s_i max_j W_ij <= 4032 K, then t_j the largest with
-// 2^t_j max_i 2^s_i W_ij <= 4032 K, both capped at kShiftCap; rows and columns whose magnitudes sit below their
-// largest element gain the most (on uniform data about one bit, at PHI 1 several). In the estimate below, rho
-// becomes the largest rho_i 2^-s_i (the rows' error scales by 2^-s_i), tau stays that of the data.
+// s_i = t_j = 0 the plain bound |A'| <= 2^qa, |B'| <= 2^qb holds whatever W_ij). The device takes s_i as the
+// largest with 2^s_i max_j W_ij <= 4032 K, then t_j the largest with 2^t_j max_i 2^s_i W_ij <= 4032 K, both at
+// most kShiftCap; lowering either later keeps the bound. Rows and columns whose magnitudes sit below their
+// largest element gain the most (on uniform data about one bit, at PHI 1 several). The split of S decides how
+// much of each shift fits (shift_caps); the device reports, for every cap c, the largest rho_i 2^-min(s_i, c)
+// (the rows' error scales by 2^-s_i), which the rule uses in place of rho; tau stays that of the data.
 constexpr int kCoarseBits = 6;
 constexpr int kShiftCap = 8;
 constexpr int kCoarseBudget = 4032;  // per unit of K: 4096 (1 - 2^-6)
+
 // The largest shift s <= kShiftCap with 2^s w <= kCoarseBudget K (w a row's or column's largest coarse value;
 // kShiftCap where it is zero).
 __host__ __device__ constexpr int coarse_shift(unsigned long long w, int K) {
@@ -93,13 +96,23 @@ __host__ __device__ constexpr int coarse_shift(unsigned long long w, int K) {
   while (s < kShiftCap && (w << (s + 1)) <= budget) ++s;
   return s;
 }
-// The range of qa for S with accurate scaling: qa, qb in [kShiftCap + 8, 62 - kShiftCap], so S at most 108.
-std::pair<int, int> accurate_qa_range(int S);
+
+// The most of the shifts a split leaves room for: qa + s_i <= 62 (the residues' 64-bit intermediate) and
+// s_i <= qb - 8 (the bound above); likewise for t_j.
+constexpr std::pair<int, int> shift_caps(int qa, int qb) {
+  auto cap = [](int q, int other) { return std::max(0, std::min({kShiftCap, 62 - q, other - 8})); };
+  return {cap(qa, qb), cap(qb, qa)};
+}
+
+// What the coarse product gave: the largest rho_i 2^-min(s_i, c) over A's rows (B's columns), c = 0..kShiftCap.
+struct Shifts {
+  double rho_a[kShiftCap + 1] = {};
+  double rho_b[kShiftCap + 1] = {};
+};
 
 // The split of S = scale_bits(n, K) between qa and qb that minimises the first-order estimate (the two terms
-// equal: qa - qb = log2(rho_a tau_b / (rho_b tau_a))), each in [0, 62] (the residues' 64-bit intermediate), or in
-// accurate_qa_range(S) with accurate scaling (S first lowered to 108 where above).
-std::pair<int, int> split_bits(const Stats& s, int S, bool accurate = false);
+// equal: qa - qb = log2(rho_a tau_b / (rho_b tau_a))), each in [0, 62] (the residues' 64-bit intermediate).
+std::pair<int, int> split_bits(const Stats& s, int S);
 
 // The ratio the rule keeps under. Native cuBLAS DGEMM's own largest ratio on uniform data is 1.7-2.0 at K = 4096
 // (docs/gemm-notes.md, step 14); the rule is at most twice native's. The estimate above is an upper
@@ -109,8 +122,9 @@ constexpr double kTargetRatio = 3.0;
 
 struct Decision {
   int moduli = 0;  // 0: native DGEMM
-  bool accurate = false;  // the coarse product's extra bits (the statistics passed were the effective ones)
+  bool accurate = false;  // the coarse product's shifts, at most cap_a and cap_b bits
   int qa = 0, qb = 0;
+  int cap_a = 0, cap_b = 0;
   double predicted_ratio = 0;
   std::string reason;  // why native, or the count's reason
 };
@@ -125,8 +139,9 @@ struct Decision {
 constexpr double kMinWork = 2048.0 * 2048.0 * 2048.0;
 constexpr int kMinDepth = 1024;
 constexpr double kMaxFixedRho = 64.0;
-// accurate: the statistics are those after the coarse product's shifts, and qa, qb respect accurate_qa_range.
-Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli = 0, bool accurate = false);
+// With shifts (accurate scaling), each count's split is the one with the lowest estimate given the shifts it
+// leaves room for (every qa tried).
+Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli = 0, const Shifts* shifts = nullptr);
 // The part of the rule the shape alone decides: why native whatever the data (K above 2^17; for the rule's own
 // count, M N K below kMinWork or K below kMinDepth), or empty where the statistics decide. decide() starts with
 // it; the launch skips the statistics where it is not empty.

@@ -89,17 +89,10 @@ int scale_bits(int n, int K) {
   return static_cast<int>(std::clamp(S, 0.0, 124.0));
 }
 
-std::pair<int, int> accurate_qa_range(int S) {
-  constexpr int lo = kShiftCap + 8, hi = 62 - kShiftCap;  // s_i <= qb - 8, t_j <= qa - 8; qa + s_i <= 62
-  return {std::max(lo, S - hi), std::min(hi, S - lo)};
-}
-
-std::pair<int, int> split_bits(const Stats& s, int S, bool accurate) {
+std::pair<int, int> split_bits(const Stats& s, int S) {
   const double lean = std::log2((s.rho_a * s.tau_b) / (s.rho_b * s.tau_a));  // the extra bits A's side wants
-  if (accurate) S = std::min(S, 2 * (62 - kShiftCap));
-  const auto [lo, hi] = accurate ? accurate_qa_range(S) : std::make_pair(std::max(0, S - 62), std::min(62, S));
   int qa = static_cast<int>(std::lround((S + (std::isfinite(lean) ? lean : 0.0)) / 2.0));
-  qa = std::clamp(qa, lo, hi);
+  qa = std::clamp(qa, std::max(0, S - 62), std::min(62, S));
   return {qa, S - qa};
 }
 
@@ -121,16 +114,33 @@ std::string native_by_shape(int M, int N, int K, int fixed_moduli) {
   return {};
 }
 
-Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli, bool accurate) {
+Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli, const Shifts* shifts) {
   Decision d;
   d.reason = native_by_shape(M, N, K, fixed_moduli);
   if (!d.reason.empty()) return d;
   auto estimate = [&](int n) {
     Decision e;
     e.moduli = n;
-    e.accurate = accurate;
-    std::tie(e.qa, e.qb) = split_bits(s, scale_bits(n, K), accurate);
-    e.predicted_ratio = predicted_ratio(s, M, N, K, e.qa, e.qb);
+    const int S = scale_bits(n, K);
+    if (!shifts) {
+      std::tie(e.qa, e.qb) = split_bits(s, S);
+      e.predicted_ratio = predicted_ratio(s, M, N, K, e.qa, e.qb);
+      return e;
+    }
+    e.accurate = true;
+    e.predicted_ratio = INFINITY;
+    for (int qa = std::max(0, S - 62); qa <= std::min(62, S); ++qa) {
+      const auto [ca, cb] = shift_caps(qa, S - qa);
+      const Stats t{std::max(shifts->rho_a[ca], 1.0), s.tau_a, std::max(shifts->rho_b[cb], 1.0), s.tau_b};
+      const double r = predicted_ratio(t, M, N, K, qa, S - qa);
+      if (r < e.predicted_ratio) {
+        e.predicted_ratio = r;
+        e.qa = qa;
+        e.qb = S - qa;
+        e.cap_a = ca;
+        e.cap_b = cb;
+      }
+    }
     return e;
   };
   std::ostringstream why;
@@ -165,7 +175,7 @@ Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli, bool accu
     }
     why << d.moduli << " moduli: the fewest with a predicted error under " << kTargetRatio << " x eps |A||B|";
   }
-  if (accurate) why << ", accurate scaling";
+  if (shifts) why << ", accurate scaling";
   d.reason = why.str();
   return d;
 }
