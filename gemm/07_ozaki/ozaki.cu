@@ -320,6 +320,39 @@ struct DeviceStats {
 };
 constexpr int kRhoSlots = 2 + 2 * (kShiftCap + 1);
 
+// The grid of the tiled kernels (statistics, coarse values, residues) over R rows of a view K deep.
+dim3 tile_grid(int R, int K) { return dim3((R + dev::kTile - 1) / dev::kTile, (K + dev::kTile - 1) / dev::kTile); }
+
+// `count` INT8 x INT8 -> INT32 products A_l^T B_l of the workspace's planes (TN, K-major operands): one
+// cublasGemmEx per plane, or one strided-batched call.
+void int8_products(ExecContext& ctx, int M, int N, const Workspace& w, const signed char* a8, const signed char* b8,
+                   int* prod, int count, bool batched) {
+  cublasHandle_t h = ctx.cublas();
+  CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
+  CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
+  const int one = 1, zero = 0;
+  if (!batched) {
+    for (int l = 0; l < count; ++l)
+      CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, M, N, w.Kp, &one, a8 + l * w.a_stride, CUDA_R_8I, w.Kp,
+                                b8 + l * w.b_stride, CUDA_R_8I, w.Kp, &zero, prod + l * (w.p_stride / 4), CUDA_R_32I,
+                                w.ldp, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
+    return;
+  }
+  CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, M, N, w.Kp, &one, a8, CUDA_R_8I, w.Kp,
+                                          static_cast<long long>(w.a_stride), b8, CUDA_R_8I, w.Kp,
+                                          static_cast<long long>(w.b_stride), &zero, prod, CUDA_R_32I, w.ldp,
+                                          static_cast<long long>(w.p_stride / 4), count, CUBLAS_COMPUTE_32I,
+                                          CUBLAS_GEMM_DEFAULT));
+}
+
+// Throws workspace_refusal's message where w does not fit what the device has free plus this context's scratch.
+void refuse_unless_fits(const Workspace& w, int n, ExecContext& ctx) {
+  std::size_t free_bytes = 0, total = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
+  const std::string refusal = workspace_refusal(w, n, free_bytes, ctx.device_scratch_capacity());
+  if (!refusal.empty()) throw std::runtime_error(refusal);
+}
+
 using Key = std::tuple<const void*, const void*, int, int, int, int, int, int, bool>;
 std::mutex cache_mutex;
 std::map<Key, Decision>& decisions() {
@@ -330,15 +363,13 @@ std::map<Key, Decision>& decisions() {
 Decision choose(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, int fixed) {
   const bool accurate = st.shift != nullptr;
   const Key key{a.A, a.B, a.M, a.N, a.K, a.lda, a.ldb, fixed, accurate};
-  Shifts shifts;
+  Shifts shifts;  // unset entries count as 1 (decide takes max(rho, 1))
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   CUDA_CHECK(cudaStreamIsCapturing(ctx.stream(), &capture));
   if (capture != cudaStreamCaptureStatusNone) {
     const std::lock_guard<std::mutex> lock(cache_mutex);
     const auto it = decisions().find(key);
     if (it != decisions().end()) return it->second;
-    std::fill(shifts.rho_a, shifts.rho_a + kShiftCap + 1, 1.0);
-    std::fill(shifts.rho_b, shifts.rho_b + kShiftCap + 1, 1.0);
     Decision d = decide(a.M, a.N, a.K, Stats{}, fixed ? fixed : kMaxModuli, accurate ? &shifts : nullptr);
     if (d.moduli) d.reason = "captured without statistics: " + std::to_string(d.moduli) + " moduli";
     return d;
@@ -370,19 +401,11 @@ void coarse_shifts(const GemmArgs& a, ExecContext& ctx, DeviceStats& st) {
   auto* W = static_cast<int*>(ctx.device_scratch(w.p_stride));
   auto* wmax = static_cast<unsigned*>(ctx.device_scratch(static_cast<std::size_t>(a.M) * 4));
   int* shift = st.shift = static_cast<int*>(ctx.device_scratch((static_cast<std::size_t>(a.M) + a.N) * 4));
-  const int kt = (w.Kp + dev::kTile - 1) / dev::kTile;
-  dev::coarse_kernel<false><<<dim3((a.M + dev::kTile - 1) / dev::kTile, kt), dev::kThreads, 0, s>>>(
-      a.A, a.lda, a.M, a.K, w.Kp, st.e, u);
+  dev::coarse_kernel<false><<<tile_grid(a.M, w.Kp), dev::kThreads, 0, s>>>(a.A, a.lda, a.M, a.K, w.Kp, st.e, u);
   CUDA_CHECK(cudaGetLastError());
-  dev::coarse_kernel<true><<<dim3((a.N + dev::kTile - 1) / dev::kTile, kt), dev::kThreads, 0, s>>>(
-      a.B, a.ldb, a.N, a.K, w.Kp, st.e + a.M, v);
+  dev::coarse_kernel<true><<<tile_grid(a.N, w.Kp), dev::kThreads, 0, s>>>(a.B, a.ldb, a.N, a.K, w.Kp, st.e + a.M, v);
   CUDA_CHECK(cudaGetLastError());
-  cublasHandle_t h = ctx.cublas();
-  CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
-  CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
-  const int one = 1, zero = 0;
-  CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, a.M, a.N, w.Kp, &one, u, CUDA_R_8I, w.Kp, v, CUDA_R_8I, w.Kp,
-                            &zero, W, CUDA_R_32I, w.ldp, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
+  int8_products(ctx, a.M, a.N, w, u, v, W, 1, false);
   CUDA_CHECK(cudaMemsetAsync(wmax, 0, static_cast<std::size_t>(a.M) * 4, s));
   dev::coarse_row_max_kernel<<<dim3((a.M + 255) / 256, std::min(a.N, 256)), 256, 0, s>>>(a.M, a.N, W, w.ldp, wmax);
   CUDA_CHECK(cudaGetLastError());
@@ -407,11 +430,9 @@ DeviceStats statistics(const GemmArgs& a, ExecContext& ctx, bool accurate) {
   CUDA_CHECK(cudaMemsetAsync(st.amax, 0, R * 8, s));
   CUDA_CHECK(cudaMemsetAsync(st.sum, 0, R * 8, s));
   CUDA_CHECK(cudaMemsetAsync(st.rho, 0, kRhoSlots * 8, s));
-  const dim3 ga((a.M + dev::kTile - 1) / dev::kTile, (a.K + dev::kTile - 1) / dev::kTile);
-  const dim3 gb((a.N + dev::kTile - 1) / dev::kTile, (a.K + dev::kTile - 1) / dev::kTile);
-  dev::stats_kernel<false><<<ga, dev::kThreads, 0, s>>>(a.A, a.lda, a.M, a.K, st.amax, st.sum);
+  dev::stats_kernel<false><<<tile_grid(a.M, a.K), dev::kThreads, 0, s>>>(a.A, a.lda, a.M, a.K, st.amax, st.sum);
   CUDA_CHECK(cudaGetLastError());
-  dev::stats_kernel<true><<<gb, dev::kThreads, 0, s>>>(a.B, a.ldb, a.N, a.K, st.amax + a.M, st.sum + a.M);
+  dev::stats_kernel<true><<<tile_grid(a.N, a.K), dev::kThreads, 0, s>>>(a.B, a.ldb, a.N, a.K, st.amax + a.M, st.sum + a.M);
   CUDA_CHECK(cudaGetLastError());
   dev::exponents_kernel<<<(a.M + 255) / 256, 256, 0, s>>>(a.M, a.K, st.amax, st.sum, st.e, st.rho);
   CUDA_CHECK(cudaGetLastError());
@@ -434,30 +455,14 @@ void emulate(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const D
     dev::apply_shifts_kernel<<<(a.N + 255) / 256, 256, 0, s>>>(a.N, st.shift + a.M, d.cap_b, st.e + a.M);
     CUDA_CHECK(cudaGetLastError());
   }
-  const int kt = (w.Kp + dev::kTile - 1) / dev::kTile;
-  dev::residues_kernel<N, false><<<dim3((a.M + dev::kTile - 1) / dev::kTile, kt), dev::kThreads, 0, s>>>(
-      a.A, a.lda, a.M, a.K, w.Kp, st.e, d.qa, a8, w.a_stride);
+  dev::residues_kernel<N, false><<<tile_grid(a.M, w.Kp), dev::kThreads, 0, s>>>(a.A, a.lda, a.M, a.K, w.Kp, st.e,
+                                                                               d.qa, a8, w.a_stride);
   CUDA_CHECK(cudaGetLastError());
-  dev::residues_kernel<N, true><<<dim3((a.N + dev::kTile - 1) / dev::kTile, kt), dev::kThreads, 0, s>>>(
-      a.B, a.ldb, a.N, a.K, w.Kp, st.e + a.M, d.qb, b8, w.b_stride);
+  dev::residues_kernel<N, true><<<tile_grid(a.N, w.Kp), dev::kThreads, 0, s>>>(a.B, a.ldb, a.N, a.K, w.Kp,
+                                                                              st.e + a.M, d.qb, b8, w.b_stride);
   CUDA_CHECK(cudaGetLastError());
   ctx.mark_phase("residues");
-  cublasHandle_t h = ctx.cublas();
-  CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
-  CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
-  const int one = 1, zero = 0;
-  if (separate_products(a.M, a.N, a.K)) {
-    for (int l = 0; l < N; ++l)
-      CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, a.M, a.N, w.Kp, &one, a8 + l * w.a_stride, CUDA_R_8I, w.Kp,
-                                b8 + l * w.b_stride, CUDA_R_8I, w.Kp, &zero, prod + l * (w.p_stride / 4), CUDA_R_32I,
-                                w.ldp, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
-  } else {
-    CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, a.M, a.N, w.Kp, &one, a8, CUDA_R_8I, w.Kp,
-                                            static_cast<long long>(w.a_stride), b8, CUDA_R_8I, w.Kp,
-                                            static_cast<long long>(w.b_stride), &zero, prod, CUDA_R_32I, w.ldp,
-                                            static_cast<long long>(w.p_stride / 4), N, CUBLAS_COMPUTE_32I,
-                                            CUBLAS_GEMM_DEFAULT));
-  }
+  int8_products(ctx, a.M, a.N, w, a8, b8, prod, N, !separate_products(a.M, a.N, a.K));
   ctx.mark_phase("int8_products");
   const dim3 grid((a.M + 127) / 128, std::min(a.N, 65535));
   dev::recombine_kernel<N><<<grid, 128, 0, s>>>(a.M, a.N, a.K, d.qa + d.qb, prod, w.ldp, w.p_stride / 4, st.e, st.e + a.M,
@@ -489,13 +494,8 @@ void note(ExecContext& ctx, const Decision& d, int M, int N, int K) {
 void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate) {
   // Native whatever the data where the shape decides it (and the statistics' grid has K / 64 rows).
   const bool data_free = !native_by_shape(a.M, a.N, a.K, fixed).empty();
-  std::size_t free_bytes = 0, total = 0;
-  if (accurate && !data_free) {  // the coarse product's arrays come first: refuse before taking them
-    CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
-    const std::string refusal =
-        workspace_refusal(workspace(a.M, a.N, a.K, 0, true), 0, free_bytes, ctx.device_scratch_capacity());
-    if (!refusal.empty()) throw std::runtime_error(refusal);
-  }
+  // With accurate scaling the coarse product's arrays come first: refuse before taking them.
+  if (accurate && !data_free) refuse_unless_fits(workspace(a.M, a.N, a.K, 0, true), 0, ctx);
   const DeviceStats st = data_free ? DeviceStats{} : statistics(a, ctx, accurate);
   const Decision d = data_free ? decide(a.M, a.N, a.K, Stats{}, fixed) : choose(a, ctx, st, fixed);
   note(ctx, d, a.M, a.N, a.K);
@@ -506,9 +506,7 @@ void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate) {
   }
   ctx.mark_phase("scaling");
   const Workspace w = workspace(a.M, a.N, a.K, d.moduli, d.accurate);
-  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
-  const std::string refusal = workspace_refusal(w, d.moduli, free_bytes, ctx.device_scratch_capacity());
-  if (!refusal.empty()) throw std::runtime_error(refusal);
+  refuse_unless_fits(w, d.moduli, ctx);
   emulate_with(d.moduli, a, ctx, st, d, w, std::make_integer_sequence<int, kMaxModuli - kMinModuli + 1>{});
 }
 
