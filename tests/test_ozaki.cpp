@@ -50,6 +50,37 @@ TEST(OzakiRule, CrtWeightsSelectTheirModulus) {
   EXPECT_LT(crt(kMaxModuli).log2_P + 13, 32.0 * kLimbs) << "the recombination's sums must fit the limbs";
 }
 
+// The residues kernel's arithmetic (residue_pieces, reduce, residue_plus_128): the multiply-high remainder
+// equals y % m for every y below 2^31 it is tried on (both sides of every multiple of m near 2^31 included), and
+// the byte is a residue of v in [-128, 128) for integers up to 2^62 in magnitude.
+TEST(OzakiRule, ResiduesWithoutA64BitRemainderAreExact) {
+  std::mt19937_64 rng(20261123);
+  for (int l = 0; l < kMaxModuli; ++l) {
+    const unsigned m = static_cast<unsigned>(modulus(l));
+    std::vector<unsigned> ys = {0u, 1u, m - 1, m, m + 1, (1u << 31) - 1, (1u << 30) + (1u << 22)};
+    for (unsigned q = (1u << 31) / m - 64; q <= (1u << 31) / m; ++q)
+      for (const unsigned y : {q * m - 1, q * m, q * m + m - 1})
+        if (y < (1u << 31)) ys.push_back(y);
+    for (int i = 0; i < 100000; ++i) ys.push_back(static_cast<unsigned>(rng() >> 33));
+    for (const unsigned y : ys) ASSERT_EQ(reduce(y, l), y % m) << "y " << y << " mod " << m;
+
+    const long long big = 1ll << 62;
+    std::vector<long long> vs = {0, 1, -1, 127, 128, -128, -129, big, -big, big - 1, 1 - big, 1ll << 42, -(1ll << 42),
+                                 (1ll << 42) - 1, (1ll << 21) - 1, -(1ll << 21)};
+    for (int i = 0; i < 100000; ++i) vs.push_back(static_cast<long long>(rng() % (2 * static_cast<unsigned long long>(big) + 1)) - big);
+    for (const long long v : vs) {
+      unsigned w = 0, v1 = 0, v0 = 0;
+      residue_pieces(v, w, v1, v0);
+      ASSERT_LE(w, 1u << 21);
+      const unsigned r = residue_plus_128(w, v1, v0, l);
+      ASSERT_LT(r, m) << "v " << v << " mod " << m;
+      const long long residue = static_cast<long long>(r) - 128;  // the byte r ^ 0x80 as int8
+      ASSERT_EQ(static_cast<signed char>(static_cast<unsigned char>(r ^ 0x80u)), residue);
+      ASSERT_EQ((v - residue) % static_cast<long long>(m), 0) << "v " << v << " mod " << m;
+    }
+  }
+}
+
 // The recombination's sums, sum_l r_l w_l with r_l < 256 and w_l < P, fit the limbs the kernel keeps for n.
 TEST(OzakiRule, LimbsHoldTheRecombinationSums) {
   for (int n = 1; n <= kMaxModuli; ++n) {

@@ -32,7 +32,8 @@ namespace ks::gemm::ozaki {
 namespace dev {
 
 constexpr int kTile = 64;       // rows x k of one residue or statistics block
-constexpr int kThreads = 256;   // 64 rows x 4 threads of 16 k each
+constexpr int kThreads = 256;   // 32 rows x 8 threads of 8 k each, twice (rows rr and rr + 32)
+constexpr int kChunk = 8;       // k per thread and row
 constexpr int kBad = INT_MIN;   // the exponent of a row or column holding Inf or NaN
 constexpr double kSumScale = 0x1p-20;  // magnitudes summed times this: K < 2^17 sums of < 2^1024 stay finite
 
@@ -42,42 +43,86 @@ __device__ __forceinline__ double at(const double* x, int ld, int r, int k) {
   return KContiguous ? x[k + static_cast<std::size_t>(r) * ld] : x[r + static_cast<std::size_t>(k) * ld];
 }
 
+// Where element (rr, kk) of a kTile x kTile tile sits in shared memory: row rr at rr kTile, k swizzled by
+// kk ^ ((kk / 8) % 8 ^ g(rr)), g(rr) = 8 (rr % 2) + (rr / 2) % 8. In 8-byte banks (16 of them), this keeps
+// every access of the tiled kernels at the two wavefronts a warp of doubles needs: the load's stores (32
+// consecutive rr at one kk, or 32 consecutive kk at one rr) and the reads (4 rows x 8 threads, each thread
+// at kk = 8 j + i for one i: row rr's banks are those with bit 3 ^ bit 0 = i % 2 ^ g(rr) % 2 ^ g(rr) / 8,
+// which flips between rr and rr + 1).
+__device__ __forceinline__ int tile_swizzle(int rr) { return (rr & 1) << 3 | (rr >> 1 & 7); }
+__device__ __forceinline__ int tile_index(int rr, int kk) {
+  return rr * kTile + (kk ^ ((kk >> 3 & 7) ^ tile_swizzle(rr)));
+}
+// The chunk of row rr at kk0 = 8 j: element kk0 + i at base + (i ^ c), i in [0, 8), as tile_index has it.
+struct TileChunk {
+  int base, c;
+};
+__device__ __forceinline__ TileChunk tile_chunk(int rr, int kk0) {
+  const int g = tile_swizzle(rr), j = kk0 >> 3;
+  return {rr * kTile + (kk0 ^ (g & 8)), (j ^ g) & 7};
+}
+
 // A kTile x kTile tile of the view (rows r0.., k0..) into shared memory, zero outside R x K; the threads walk
 // the contiguous index fastest, so the reads are coalesced either way.
 template <bool KContiguous>
-__device__ __forceinline__ void load_tile(double (&t)[kTile][kTile + 1], const double* x, int ld, int R, int K,
-                                          int r0, int k0) {
+__device__ __forceinline__ void load_tile(double* t, const double* x, int ld, int R, int K, int r0, int k0) {
   for (int e = threadIdx.x; e < kTile * kTile; e += kThreads) {
     const int fast = e % kTile, slow = e / kTile;
     const int rr = KContiguous ? slow : fast, kk = KContiguous ? fast : slow;
     const int r = r0 + rr, k = k0 + kk;
-    t[rr][kk] = (r < R && k < K) ? at<KContiguous>(x, ld, r, k) : 0.0;
+    t[tile_index(rr, kk)] = (r < R && k < K) ? at<KContiguous>(x, ld, r, k) : 0.0;
   }
 }
+
+// This thread's row of the tile in pass 0 or 1 and its first k (kChunk each, 8 threads per row), and their
+// place in the view; false where the row or k lies outside R x Kp.
+__device__ __forceinline__ bool tile_slot(int pass, int R, int Kp, int& rr, int& kk0, int& r, int& k) {
+  rr = threadIdx.x / 8 + pass * (kTile / 2);
+  kk0 = threadIdx.x % 8 * kChunk;
+  r = blockIdx.x * kTile + rr;
+  k = blockIdx.y * kTile + kk0;
+  return r < R && k < Kp;
+}
+
+// x 2^d for d in [-2100, 2100] as (x 2^(d/2)) 2^(d - d/2): two multiplications by normal powers of two, the
+// same result as ldexp wherever it is at least 2^-1022 in magnitude (where the result is smaller, both are
+// below 1/2, which is all the rounding to integers below needs).
+struct Pow2 {
+  double lo, hi;
+};
+__device__ __forceinline__ Pow2 pow2(int d) {
+  const int h = d / 2;
+  return {__longlong_as_double(static_cast<long long>(h + 1023) << 52),
+          __longlong_as_double(static_cast<long long>(d - h + 1023) << 52)};
+}
+__device__ __forceinline__ double times(double x, Pow2 p) { return x * p.lo * p.hi; }
 
 template <bool KContiguous>
 __global__ void __launch_bounds__(kThreads) stats_kernel(const double* x, int ld, int R, int K,
                                                          unsigned long long* amax, double* sum) {
-  __shared__ double t[kTile][kTile + 1];
-  const int r0 = blockIdx.x * kTile, k0 = blockIdx.y * kTile;
-  load_tile<KContiguous>(t, x, ld, R, K, r0, k0);
+  __shared__ double t[kTile * kTile];
+  load_tile<KContiguous>(t, x, ld, R, K, blockIdx.x * kTile, blockIdx.y * kTile);
   __syncthreads();
-  const int rr = threadIdx.x / 4, kk0 = threadIdx.x % 4 * 16;
-  unsigned long long m = 0;
-  double s = 0;
+  for (int pass = 0; pass < 2; ++pass) {
+    int rr, kk0, r, k;
+    tile_slot(pass, R, K, rr, kk0, r, k);
+    const TileChunk ch = tile_chunk(rr, kk0);
+    unsigned long long m = 0;
+    double s = 0;
 #pragma unroll
-  for (int i = 0; i < 16; ++i) {
-    const double v = fabs(t[rr][kk0 + i]);
-    m = max(m, static_cast<unsigned long long>(__double_as_longlong(v)));  // NaN's bits above Inf's
-    s += v * kSumScale;
-  }
-  for (int o = 1; o < 4; o <<= 1) {
-    m = max(m, __shfl_xor_sync(0xffffffffu, m, o));
-    s += __shfl_xor_sync(0xffffffffu, s, o);
-  }
-  if (threadIdx.x % 4 == 0 && r0 + rr < R) {
-    atomicMax(amax + r0 + rr, m);
-    atomicAdd(sum + r0 + rr, s);
+    for (int i = 0; i < kChunk; ++i) {
+      const double v = fabs(t[ch.base + (i ^ ch.c)]);
+      m = max(m, static_cast<unsigned long long>(__double_as_longlong(v)));  // NaN's bits above Inf's
+      s += v * kSumScale;
+    }
+    for (int o = 1; o < 8; o <<= 1) {
+      m = max(m, __shfl_xor_sync(0xffffffffu, m, o));
+      s += __shfl_xor_sync(0xffffffffu, s, o);
+    }
+    if (threadIdx.x % 8 == 0 && r < R) {
+      atomicMax(amax + r, m);
+      atomicAdd(sum + r, s);
+    }
   }
 }
 
@@ -151,21 +196,11 @@ __global__ void coarse_col_shift_kernel(int M, int K, const int* W, int ldw, con
   }
 }
 
-// Sixteen bytes into four words, least significant first.
-__device__ __forceinline__ uint4 pack16(const int (&b)[16]) {
-  unsigned w[4] = {0, 0, 0, 0};
-#pragma unroll
-  for (int i = 0; i < 16; ++i) w[i / 4] |= (static_cast<unsigned>(b[i]) & 0xffu) << (8 * (i % 4));
-  return make_uint4(w[0], w[1], w[2], w[3]);
-}
-
-// The tile's row and first k of this thread, or false where it has none (16 k each, 4 threads per row).
-__device__ __forceinline__ bool tile_slot(int R, int Kp, int& rr, int& kk0, int& r, int& k) {
-  rr = threadIdx.x / 4;
-  kk0 = threadIdx.x % 4 * 16;
-  r = blockIdx.x * kTile + rr;
-  k = blockIdx.y * kTile + kk0;
-  return r < R && k < Kp;
+// Eight bytes (each in [0, 256)) into two words, least significant first, each byte XOR x.
+__device__ __forceinline__ uint2 pack8(const unsigned (&b)[kChunk], unsigned x) {
+  const unsigned lo = __byte_perm(__byte_perm(b[0], b[1], 0x0040), __byte_perm(b[2], b[3], 0x0040), 0x5410);
+  const unsigned hi = __byte_perm(__byte_perm(b[4], b[5], 0x0040), __byte_perm(b[6], b[7], 0x0040), 0x5410);
+  return make_uint2(lo ^ x, hi ^ x);
 }
 
 // Accurate scaling's U (or V): ceil(|x| 2^(kCoarseBits - e_r)) in [0, 64], laid out as one modulus's residues
@@ -173,57 +208,61 @@ __device__ __forceinline__ bool tile_slot(int R, int Kp, int& rr, int& kk0, int&
 template <bool KContiguous>
 __global__ void __launch_bounds__(kThreads) coarse_kernel(const double* x, int ld, int R, int K, int Kp,
                                                           const int* e, signed char* out) {
-  __shared__ double t[kTile][kTile + 1];
+  __shared__ double t[kTile * kTile];
   load_tile<KContiguous>(t, x, ld, R, K, blockIdx.x * kTile, blockIdx.y * kTile);
   __syncthreads();
-  int rr, kk0, r, k;
-  if (!tile_slot(R, Kp, rr, kk0, r, k)) return;
-  const int er = e[r];
-  int u[16];
+  for (int pass = 0; pass < 2; ++pass) {
+    int rr, kk0, r, k;
+    if (!tile_slot(pass, R, Kp, rr, kk0, r, k)) continue;
+    const int er = e[r];
+    uint2* dst = reinterpret_cast<uint2*>(out + static_cast<std::size_t>(r) * Kp + k);
+    if (er == kBad) {
+      *dst = make_uint2(0, 0);
+      continue;
+    }
+    const Pow2 f = pow2(kCoarseBits - er);
+    const TileChunk ch = tile_chunk(rr, kk0);
+    unsigned u[kChunk];
 #pragma unroll
-  for (int i = 0; i < 16; ++i)
-    u[i] = er == kBad ? 0 : static_cast<int>(ceil(ldexp(fabs(t[rr][kk0 + i]), kCoarseBits - er)));
-  *reinterpret_cast<uint4*>(out + static_cast<std::size_t>(r) * Kp + k) = pack16(u);
+    for (int i = 0; i < kChunk; ++i) u[i] = static_cast<unsigned>(ceil(times(fabs(t[ch.base + (i ^ ch.c)]), f)));
+    *dst = pack8(u, 0);
+  }
 }
 
 // The residues of round-to-nearest(x 2^(q - e_r)) modulo every modulus, int8 in [-128, 127], row r of the
-// view at out[l stride + r Kp + k]; zero for k in [K, Kp) and for rows marked kBad.
+// view at out[l stride + r Kp + k]; zero for k in [K, Kp) and for rows marked kBad. Each value is split once
+// into the pieces of residue_plus_128 (ozaki.hpp); per modulus it then costs two multiply-adds, an add, a
+// multiply-high, a shift and a multiply-subtract, where a 64-bit remainder by a constant costs several times
+// as many instructions.
 template <int N, bool KContiguous>
-__global__ void __launch_bounds__(kThreads) residues_kernel(const double* x, int ld, int R, int K, int Kp,
-                                                            const int* e, int q, signed char* out,
-                                                            std::size_t stride) {
-  __shared__ double t[kTile][kTile + 1];
+__global__ void __launch_bounds__(kThreads, 4) residues_kernel(const double* x, int ld, int R, int K, int Kp,
+                                                               const int* e, int q, signed char* out,
+                                                               std::size_t stride) {
+  __shared__ double t[kTile * kTile];
   load_tile<KContiguous>(t, x, ld, R, K, blockIdx.x * kTile, blockIdx.y * kTile);
   __syncthreads();
-  int rr, kk0, r, k;
-  if (!tile_slot(R, Kp, rr, kk0, r, k)) return;
-  const int er = e[r];
-  signed char* dst = out + static_cast<std::size_t>(r) * Kp + k;
-  // v = v2 2^42 + v1 2^21 + v0 (|v| <= 2^62: v2 in [-2^20, 2^20], v1 and v0 in [0, 2^21)), so
-  // v = v2 (2^42 mod m) + v1 (2^21 mod m) + v0 (mod m), a sum below 2^30 in magnitude: one 32-bit remainder by a
-  // constant per modulus, where a 64-bit one costs several times as many instructions.
-  int v2[16], v1[16], v0[16];
+  for (int pass = 0; pass < 2; ++pass) {
+    int rr, kk0, r, k;
+    if (!tile_slot(pass, R, Kp, rr, kk0, r, k)) continue;
+    const int er = e[r];
+    signed char* dst = out + static_cast<std::size_t>(r) * Kp + k;
+    if (er == kBad) {
 #pragma unroll
-  for (int i = 0; i < 16; ++i) {
-    const long long v = er == kBad ? 0 : __double2ll_rn(ldexp(t[rr][kk0 + i], q - er));
-    v2[i] = static_cast<int>(v >> 42);
-    v1[i] = static_cast<int>((v >> 21) & 0x1FFFFF);
-    v0[i] = static_cast<int>(v & 0x1FFFFF);
-  }
-#pragma unroll
-  for (int l = 0; l < N; ++l) {
-    const int m = modulus(l);
-    const int c42 = static_cast<int>((1ull << 42) % static_cast<unsigned>(m));
-    const int c21 = static_cast<int>((1ull << 21) % static_cast<unsigned>(m));
-    int res[16];
-#pragma unroll
-    for (int i = 0; i < 16; ++i) {
-      int ri = (v2[i] * c42 + v1[i] * c21 + v0[i]) % m;  // in (-m, m)
-      ri -= ri > 127 ? m : 0;
-      ri += ri < -128 ? m : 0;
-      res[i] = ri;
+      for (int l = 0; l < N; ++l) *reinterpret_cast<uint2*>(dst + l * stride) = make_uint2(0, 0);
+      continue;
     }
-    *reinterpret_cast<uint4*>(dst + l * stride) = pack16(res);
+    const Pow2 f = pow2(q - er);
+    const TileChunk ch = tile_chunk(rr, kk0);
+    unsigned w[kChunk], v1[kChunk], v0[kChunk];
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i) residue_pieces(__double2ll_rn(times(t[ch.base + (i ^ ch.c)], f)), w[i], v1[i], v0[i]);
+#pragma unroll
+    for (int l = 0; l < N; ++l) {
+      unsigned b[kChunk];
+#pragma unroll
+      for (int i = 0; i < kChunk; ++i) b[i] = residue_plus_128(w[i], v1[i], v0[i], l);
+      *reinterpret_cast<uint2*>(dst + l * stride) = pack8(b, 0x80808080u);
+    }
   }
 }
 

@@ -43,6 +43,47 @@ __host__ __device__ constexpr int modulus(int l) {
   return m[l];
 }
 
+// The residue of an integer |v| <= 2^62 modulo m_l without a 64-bit remainder. With v = v2 2^42 + v1 2^21 + v0
+// (v2 in [-2^20, 2^20], v1 and v0 in [0, 2^21)) and w = v2 + 2^20 >= 0,
+//   y = w (2^42 mod m) + v1 (2^21 mod m) + v0 + c,   c = (128 - 2^62 mod m) mod m,
+// is congruent to v + 128 modulo m, non-negative and below 2^30 + 2^22; y mod m = y - m floor(y / m), with
+// floor(y / m) = (y magic) >> (32 + shift) exact for every y < 2^31 (magic = ceil(2^(32 + shift) / m),
+// 2^shift < m <= 2^(shift + 1): magic m = 2^(32 + shift) + d with d < m, and y d < 2^(32 + shift)). The
+// residue of v in [-128, m - 128), as int8, is then the byte (y mod m) XOR 0x80.
+struct ResidueConstants {
+  unsigned c42, c21, c, magic;
+  int shift;
+};
+__host__ __device__ constexpr ResidueConstants residue_constants(int l) {
+  const unsigned m = static_cast<unsigned>(modulus(l));
+  // a chain of conditionals rather than a loop, so that the device code folds it for a constant l
+  const int shift = m > 128 ? 7 : m > 64 ? 6 : m > 32 ? 5 : m > 16 ? 4 : m > 8 ? 3 : m > 4 ? 2 : m > 2 ? 1 : 0;
+  const unsigned m62 = static_cast<unsigned>((1ull << 62) % m);
+  return {static_cast<unsigned>((1ull << 42) % m), static_cast<unsigned>((1ull << 21) % m), (128 + m - m62) % m,
+          static_cast<unsigned>(((1ull << (32 + shift)) + m - 1) / m), shift};
+}
+// v's three pieces, w = v2 + 2^20 first.
+__host__ __device__ constexpr void residue_pieces(long long v, unsigned& w, unsigned& v1, unsigned& v0) {
+  w = static_cast<unsigned>(static_cast<int>(v >> 42) + (1 << 20));
+  v1 = static_cast<unsigned>(v >> 21) & 0x1FFFFFu;
+  v0 = static_cast<unsigned>(v) & 0x1FFFFFu;
+}
+// y mod m_l for y < 2^31, by the multiply-high above.
+__host__ __device__ constexpr unsigned reduce(unsigned y, int l) {
+  const ResidueConstants k = residue_constants(l);
+#ifdef __CUDA_ARCH__
+  const unsigned q = __umulhi(y, k.magic) >> k.shift;
+#else
+  const unsigned q = static_cast<unsigned>((static_cast<unsigned long long>(y) * k.magic) >> 32) >> k.shift;
+#endif
+  return y - q * static_cast<unsigned>(modulus(l));
+}
+// (v + 128) mod m_l in [0, m_l), from the pieces.
+__host__ __device__ constexpr unsigned residue_plus_128(unsigned w, unsigned v1, unsigned v0, int l) {
+  const ResidueConstants k = residue_constants(l);
+  return reduce(w * k.c42 + v1 * k.c21 + v0 + k.c, l);
+}
+
 // Everything the recombination needs for n moduli: w_l and P in 32-bit limbs (least significant first).
 struct Crt {
   int n = 0;
