@@ -25,6 +25,16 @@ void ExecContext::restore_cublas_workspace() {
   CUBLAS_CHECK(cublasSetWorkspace(cublas(), cublas_workspace_.data(), cublas_workspace_.bytes()));
 }
 
+std::pair<void*, std::size_t> ExecContext::cublas_workspace() {
+  cublas();
+  return {cublas_workspace_.data(), cublas_workspace_.bytes()};
+}
+
+cublasLtHandle_t ExecContext::cublaslt() {
+  if (!cublaslt_) cublaslt_ = std::make_unique<CublasLtHandle>();
+  return cublaslt_->get();
+}
+
 void ExecContext::begin_launch() {
   auto wait = [this] { CUDA_CHECK(cudaStreamSynchronize(stream_)); };
   device_scratch_.begin_launch(wait);

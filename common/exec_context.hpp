@@ -94,6 +94,10 @@ class ExecContext {
   // needs more (cuBLAS's emulated FP64); restore_cublas_workspace() puts the 32 MiB one back.
   cublasHandle_t cublas_with_workspace(std::size_t bytes);
   void restore_cublas_workspace();
+  // cuBLAS's 32 MiB workspace, for cuBLASLt calls on stream() (which take theirs per call).
+  std::pair<void*, std::size_t> cublas_workspace();
+  // A cuBLASLt handle, created on first use (its calls name their stream).
+  cublasLtHandle_t cublaslt();
 
   // Called by the families' run functions before every variant launch: the scratch arenas start over.
   void begin_launch();
@@ -125,6 +129,7 @@ class ExecContext {
  private:
   cudaStream_t stream_;
   std::unique_ptr<CublasHandle> cublas_;
+  std::unique_ptr<CublasLtHandle> cublaslt_;
   DeviceBuffer<unsigned char> cublas_workspace_;
   ScratchArena<DeviceBuffer<std::max_align_t>> device_scratch_;
   ScratchArena<PinnedBuffer<std::max_align_t>> pinned_scratch_;

@@ -4,6 +4,7 @@
 
 #include "common/cuda_check.hpp"
 
+#include <cublasLt.h>
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
 
@@ -59,6 +60,9 @@ struct GraphExecDestroy {
 };
 struct CublasDestroy {
   void operator()(cublasHandle_t h) const noexcept { cublasDestroy(h); }
+};
+struct CublasLtDestroy {
+  void operator()(cublasLtHandle_t h) const noexcept { cublasLtDestroy(h); }
 };
 
 }  // namespace detail
@@ -212,6 +216,18 @@ class CublasHandle : public detail::UniqueHandle<cublasHandle_t, detail::CublasD
   static cublasHandle_t create() {
     cublasHandle_t h = nullptr;
     CUBLAS_CHECK(cublasCreate(&h));
+    return h;
+  }
+};
+
+class CublasLtHandle : public detail::UniqueHandle<cublasLtHandle_t, detail::CublasLtDestroy> {
+ public:
+  CublasLtHandle() : UniqueHandle(create()) {}
+
+ private:
+  static cublasLtHandle_t create() {
+    cublasLtHandle_t h = nullptr;
+    CUBLAS_CHECK(cublasLtCreate(&h));
     return h;
   }
 };

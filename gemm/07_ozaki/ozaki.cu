@@ -6,8 +6,8 @@
 //      (one 16-byte copy and a wait) and decides the moduli count, or native DGEMM;
 //   2. residues: A and B scaled, rounded to integers and reduced modulo every modulus in one pass each, written
 //      K-major as int8 (A transposed through shared memory) with zeros up to K rounded to 16;
-//   3. the INT8 GEMMs (cuBLAS, INT32 accumulation) A_l^T B_l for every modulus: one cublasGemmEx each, or one
-//      strided-batched call, as separate_products() says;
+//   3. the INT8 GEMMs (cuBLASLt, INT32 accumulation) A_l^T B_l for every modulus: one strided-batched call or
+//      one call per modulus, with the algorithm timed fastest for the shape (int8_products);
 //   4. recombination: per element, the residues of the products by the CRT in 32-bit limbs (as few as the
 //      count needs; 32 x 32 -> 64-bit multiply-adds), exactly, then
 //      scaled back, alpha and beta applied. Rows or columns holding Inf or NaN are computed there as plain
@@ -17,6 +17,7 @@
 // Under stream capture (CUDA graphs) the statistics cannot be read back: the launch reuses the decision made
 // for the same operands (pointers, shape) by an earlier launch of this process, else takes kMaxModuli.
 #include "gemm/07_ozaki/ozaki.hpp"
+#include "gemm/07_ozaki/products.hpp"
 #include "gemm/gemm.hpp"
 
 #include <climits>
@@ -362,28 +363,6 @@ constexpr int kRhoSlots = 2 + 2 * (kShiftCap + 1);
 // The grid of the tiled kernels (statistics, coarse values, residues) over R rows of a view K deep.
 dim3 tile_grid(int R, int K) { return dim3((R + dev::kTile - 1) / dev::kTile, (K + dev::kTile - 1) / dev::kTile); }
 
-// `count` INT8 x INT8 -> INT32 products A_l^T B_l of the workspace's planes (TN, K-major operands): one
-// cublasGemmEx per plane, or one strided-batched call.
-void int8_products(ExecContext& ctx, int M, int N, const Workspace& w, const signed char* a8, const signed char* b8,
-                   int* prod, int count, bool batched) {
-  cublasHandle_t h = ctx.cublas();
-  CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
-  CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
-  const int one = 1, zero = 0;
-  if (!batched) {
-    for (int l = 0; l < count; ++l)
-      CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_T, CUBLAS_OP_N, M, N, w.Kp, &one, a8 + l * w.a_stride, CUDA_R_8I, w.Kp,
-                                b8 + l * w.b_stride, CUDA_R_8I, w.Kp, &zero, prod + l * (w.p_stride / 4), CUDA_R_32I,
-                                w.ldp, CUBLAS_COMPUTE_32I, CUBLAS_GEMM_DEFAULT));
-    return;
-  }
-  CUBLAS_CHECK(cublasGemmStridedBatchedEx(h, CUBLAS_OP_T, CUBLAS_OP_N, M, N, w.Kp, &one, a8, CUDA_R_8I, w.Kp,
-                                          static_cast<long long>(w.a_stride), b8, CUDA_R_8I, w.Kp,
-                                          static_cast<long long>(w.b_stride), &zero, prod, CUDA_R_32I, w.ldp,
-                                          static_cast<long long>(w.p_stride / 4), count, CUBLAS_COMPUTE_32I,
-                                          CUBLAS_GEMM_DEFAULT));
-}
-
 // Throws workspace_refusal's message where w does not fit what the device has free plus this context's scratch.
 void refuse_unless_fits(const Workspace& w, int n, ExecContext& ctx) {
   std::size_t free_bytes = 0, total = 0;
@@ -444,7 +423,7 @@ void coarse_shifts(const GemmArgs& a, ExecContext& ctx, DeviceStats& st) {
   CUDA_CHECK(cudaGetLastError());
   dev::coarse_kernel<true><<<tile_grid(a.N, w.Kp), dev::kThreads, 0, s>>>(a.B, a.ldb, a.N, a.K, w.Kp, st.e + a.M, v);
   CUDA_CHECK(cudaGetLastError());
-  int8_products(ctx, a.M, a.N, w, u, v, W, 1, false);
+  int8_products(ctx, a.M, a.N, w, u, v, W, 1, "ozaki_coarse_product");
   CUDA_CHECK(cudaMemsetAsync(wmax, 0, static_cast<std::size_t>(a.M) * 4, s));
   dev::coarse_row_max_kernel<<<dim3((a.M + 255) / 256, std::min(a.N, 256)), 256, 0, s>>>(a.M, a.N, W, w.ldp, wmax);
   CUDA_CHECK(cudaGetLastError());
@@ -501,7 +480,7 @@ void emulate(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const D
                                                                               st.e + a.M, d.qb, b8, w.b_stride);
   CUDA_CHECK(cudaGetLastError());
   ctx.mark_phase("residues");
-  int8_products(ctx, a.M, a.N, w, a8, b8, prod, N, !separate_products(a.M, a.N, a.K));
+  int8_products(ctx, a.M, a.N, w, a8, b8, prod, N, "ozaki_products");
   ctx.mark_phase("int8_products");
   const dim3 grid((a.M + 127) / 128, std::min(a.N, 65535));
   dev::recombine_kernel<N><<<grid, 128, 0, s>>>(a.M, a.N, a.K, d.qa + d.qb, prod, w.ldp, w.p_stride / 4, st.e, st.e + a.M,
@@ -517,7 +496,7 @@ void emulate_with(int n, const GemmArgs& a, ExecContext& ctx, const DeviceStats&
 }
 
 // What the launch chose, reported with the harness's row.
-void note(ExecContext& ctx, const Decision& d, int M, int N, int K) {
+void note(ExecContext& ctx, const Decision& d) {
   ctx.notes()["ozaki_moduli"] = std::to_string(d.moduli);
   ctx.notes()["ozaki_decision"] = d.reason;
   if (d.moduli) {
@@ -525,8 +504,6 @@ void note(ExecContext& ctx, const Decision& d, int M, int N, int K) {
     os.precision(3);
     os << d.predicted_ratio;
     ctx.notes()["ozaki_predicted_error"] = os.str();
-    ctx.notes()["ozaki_products"] =
-        separate_products(M, N, K) ? "one cublasGemmEx per modulus" : "one strided-batched call";
   }
 }
 
@@ -537,7 +514,7 @@ void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate) {
   if (accurate && !data_free) refuse_unless_fits(workspace(a.M, a.N, a.K, 0, true), 0, ctx);
   const DeviceStats st = data_free ? DeviceStats{} : statistics(a, ctx, accurate);
   const Decision d = data_free ? decide(a.M, a.N, a.K, Stats{}, fixed) : choose(a, ctx, st, fixed);
-  note(ctx, d, a.M, a.N, a.K);
+  note(ctx, d);
   if (d.moduli == 0) {
     registry().find("cublas")->launch(a, ctx);
     ctx.mark_phase("native");

@@ -191,13 +191,6 @@ std::string native_by_shape(int M, int N, int K, int fixed_moduli);
 // 32-bit limbs of the recombination's sums for n moduli: sum_l r_l w_l < n 2^8 P.
 __host__ __device__ constexpr int limbs(int n) { return n <= 14 ? 4 : n <= 18 ? 5 : 6; }
 
-// How the INT8 products are issued: one cublasGemmEx per modulus up to 8192^3 multiply-adds, one strided-batched
-// call above. Measured on the H100 (docs/gemm-notes.md, step 15): separate calls ran the 14 products in 1.35 ms at
-// 4096^3 and 11.0 ms at 8192^3 against 1.71 and 12.6 batched, but 159 ms against 101 at 16384^3 (cuBLAS's
-// heuristic picks a slower kernel for the single large call). The crossover between is not measured.
-constexpr double kSeparateMaxWork = 8192.0 * 8192.0 * 8192.0;
-inline bool separate_products(int M, int N, int K) { return static_cast<double>(M) * N * K <= kSeparateMaxWork; }
-
 // Device workspace of one product with n moduli: the int8 residues of A and B and the int32 products; with
 // accurate scaling one more set of each (the coarse U, V and W).
 struct Workspace {

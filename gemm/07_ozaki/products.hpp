@@ -1,0 +1,22 @@
+// ozaki's INT8 products (gemm/07_ozaki): host code, cuBLASLt.
+#pragma once
+
+#include "common/exec_context.hpp"
+#include "gemm/07_ozaki/ozaki.hpp"
+
+namespace ks::gemm::ozaki {
+
+// The INT8 x INT8 -> INT32 products A_l^T B_l of the workspace's planes (TN, K-major operands) through
+// cuBLASLt. Its default heuristic is not the fastest everywhere (step 18: at 16384^3 cublasGemmEx ran 780 TOPS
+// per product and the strided-batched call 1078, where the third of cuBLASLt's candidates ran 1389), so per
+// shape (device, M, N, Kp, count) the launch times, once, on its own operands, up to eight algorithms of the
+// heuristic in each of two forms, one strided-batched call over the planes and one call per plane, and
+// keeps the fastest (the notes say which). Under stream capture nothing can be timed: the launch takes what
+// an earlier launch of the shape chose, else the heuristic's first batched algorithm.
+//
+// `count` products of the workspace's planes (a8, b8: the residues, K-major, w.Kp deep) into prod, on the
+// context's stream; ctx.notes()[note] says how they were issued.
+void int8_products(ExecContext& ctx, int M, int N, const Workspace& w, const signed char* a8, const signed char* b8,
+                   int* prod, int count, const char* note);
+
+}  // namespace ks::gemm::ozaki
