@@ -509,11 +509,14 @@ void note(ExecContext& ctx, const Decision& d) {
 
 void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate) {
   // Native whatever the data where the shape decides it (and the statistics' grid has K / 64 rows).
-  const bool data_free = !native_by_shape(a.M, a.N, a.K, fixed).empty();
+  const std::string by_shape = native_by_shape(a.M, a.N, a.K, fixed, accurate);
+  const bool data_free = !by_shape.empty();
   // With accurate scaling the coarse product's arrays come first: refuse before taking them.
   if (accurate && !data_free) refuse_unless_fits(workspace(a.M, a.N, a.K, 0, true), 0, ctx);
   const DeviceStats st = data_free ? DeviceStats{} : statistics(a, ctx, accurate);
-  const Decision d = data_free ? decide(a.M, a.N, a.K, Stats{}, fixed) : choose(a, ctx, st, fixed);
+  Decision d;
+  if (data_free) d.reason = by_shape;
+  else d = choose(a, ctx, st, fixed);
   note(ctx, d);
   if (d.moduli == 0) {
     registry().find("cublas")->launch(a, ctx);

@@ -175,18 +175,31 @@ struct Decision {
 // kBoundFactor (K + 2) (the tuning variants must stay correct on every distribution, and on short dot products
 // of heavy-tailed data one product can dominate (|A||B|)_ij, which the mean-based estimate does not see: at
 // exp:4 and K = 131 the errors were 10^3 times the estimate). Otherwise the fewest moduli whose predicted ratio
-// is at most kTargetRatio, native where none is, where M N K is below kMinWork, or where K is below kMinDepth
-// (the INT32 products, 4 bytes per modulus per element of C, then cost more than the arithmetic they save).
-constexpr double kMinWork = 2048.0 * 2048.0 * 2048.0;
+// is at most kTargetRatio, native where none is, where K is below kMinDepth (the INT32 products, 4 bytes per
+// modulus per element of C, then cost more than the arithmetic they save), or where the speed model below
+// predicts that count (or even kMinModuli, from the shape alone) slower than native DGEMM.
 constexpr int kMinDepth = 1024;
 constexpr double kMaxFixedRho = 64.0;
+// The speed side of the rule: emulation's time over native DGEMM's with n moduli, a model fitted to the H100
+// measurements of docs/gemm-notes.md step 18 (11 points, 3072^3-16384^3, 14-18 moduli, each within 7%):
+//   n (kSpeedInt8 + kSpeedPerModulus (1/M + 1/N + 8/K)) + kSpeedFixed (2/M + 2/N + 1/K).
+// Per modulus, the INT8 product at 0.037 of native's time (about the FP64 over the INT8 tensor rate) and its
+// traffic ((M + N) K bytes of residues, 8 M N of int32 products) relative to native's 2 M N K flops; once, the
+// passes over A, B and C and the latencies. Accurate scaling counts as kAccurateModuli more (its coarse product
+// and passes; measured 0.908x / 1.252x / 1.444x native at 4096^3 / 8192^3 / 16384^3 with 14 moduli).
+constexpr double kSpeedInt8 = 0.037;
+constexpr double kSpeedPerModulus = 8.5;
+constexpr double kSpeedFixed = 105.0;
+constexpr int kAccurateModuli = 2;
+double predicted_time_ratio(int M, int N, int K, int n);
 // With shifts (accurate scaling), each count's split is the one with the lowest estimate given the shifts it
 // leaves room for (every qa tried).
 Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli = 0, const Shifts* shifts = nullptr);
 // The part of the rule the shape alone decides: why native whatever the data (K above 2^17; for the rule's own
-// count, M N K below kMinWork or K below kMinDepth), or empty where the statistics decide. decide() starts with
-// it; the launch skips the statistics where it is not empty.
-std::string native_by_shape(int M, int N, int K, int fixed_moduli);
+// count, K below kMinDepth or a shape where even kMinModuli (plus kAccurateModuli with accurate scaling) is
+// predicted slower than native), or empty where the statistics decide. decide() starts with it; the launch
+// skips the statistics where it is not empty.
+std::string native_by_shape(int M, int N, int K, int fixed_moduli, bool accurate = false);
 
 // 32-bit limbs of the recombination's sums for n moduli: sum_l r_l w_l < n 2^8 P.
 __host__ __device__ constexpr int limbs(int n) { return n <= 14 ? 4 : n <= 18 ? 5 : 6; }

@@ -105,18 +105,29 @@ double predicted_ratio(const Stats& s, int M, int N, int K, int qa, int qb) {
   return first + second;
 }
 
-std::string native_by_shape(int M, int N, int K, int fixed_moduli) {
+double predicted_time_ratio(int M, int N, int K, int n) {
+  const double m = std::max(M, 1), nn = std::max(N, 1), k = std::max(K, 1);
+  return n * (kSpeedInt8 + kSpeedPerModulus * (1 / m + 1 / nn + 8 / k)) + kSpeedFixed * (2 / m + 2 / nn + 1 / k);
+}
+
+std::string native_by_shape(int M, int N, int K, int fixed_moduli, bool accurate) {
   if (K > kMaxK) return "native: K above 2^17, where one INT8 product's INT32 sums could overflow";
   if (fixed_moduli > 0) return {};
-  if (static_cast<double>(M) * N * K < kMinWork)
-    return "native: below 2048^3 multiply-adds the INT8 products cost more than native DGEMM";
   if (K < kMinDepth) return "native: K below 1024, where the INT32 products' traffic outweighs the arithmetic they save";
+  const double t = predicted_time_ratio(M, N, K, kMinModuli + (accurate ? kAccurateModuli : 0));
+  if (!(t < 1)) {
+    std::ostringstream why;
+    why.precision(3);
+    why << "native: even " << kMinModuli << " moduli would take about " << t
+        << " x native DGEMM's time at this shape (the speed model)";
+    return why.str();
+  }
   return {};
 }
 
 Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli, const Shifts* shifts) {
   Decision d;
-  d.reason = native_by_shape(M, N, K, fixed_moduli);
+  d.reason = native_by_shape(M, N, K, fixed_moduli, shifts != nullptr);
   if (!d.reason.empty()) return d;
   auto estimate = [&](int n) {
     Decision e;
@@ -173,7 +184,16 @@ Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli, const Shi
       d.reason = why.str();
       return d;
     }
-    why << d.moduli << " moduli: the fewest with a predicted error under " << kTargetRatio << " x eps |A||B|";
+    const double t = predicted_time_ratio(M, N, K, d.moduli + (shifts ? kAccurateModuli : 0));
+    if (!(t < 1)) {
+      why << "native: " << d.moduli << " moduli (the fewest with a predicted error under " << kTargetRatio
+          << " x eps |A||B|) would take about " << t << " x native DGEMM's time at this shape (the speed model)";
+      d = Decision{};
+      d.reason = why.str();
+      return d;
+    }
+    why << d.moduli << " moduli: the fewest with a predicted error under " << kTargetRatio
+        << " x eps |A||B|; predicted " << t << " x native DGEMM's time";
   }
   if (shifts) why << ", accurate scaling";
   d.reason = why.str();
