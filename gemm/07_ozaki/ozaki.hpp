@@ -177,7 +177,7 @@ struct Decision {
 // exp:4 and K = 131 the errors were 10^3 times the estimate). Otherwise the fewest moduli whose predicted ratio
 // is at most kTargetRatio, native where none is, where K is below kMinDepth (the INT32 products, 4 bytes per
 // modulus per element of C, then cost more than the arithmetic they save), or where the speed model below
-// predicts that count (or even kMinModuli, from the shape alone) slower than native DGEMM.
+// predicts that count (or, from the shape alone, the count of the best-conditioned inputs) slower than native.
 constexpr int kMinDepth = 1024;
 constexpr double kMaxFixedRho = 64.0;
 // The speed side of the rule: emulation's time over native DGEMM's with n moduli, a model fitted to the H100
@@ -196,8 +196,9 @@ double predicted_time_ratio(int M, int N, int K, int n);
 // leaves room for (every qa tried).
 Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli = 0, const Shifts* shifts = nullptr);
 // The part of the rule the shape alone decides: why native whatever the data (K above 2^17; for the rule's own
-// count, K below kMinDepth or a shape where even kMinModuli (plus kAccurateModuli with accurate scaling) is
-// predicted slower than native), or empty where the statistics decide. decide() starts with it; the launch
+// count, K below kMinDepth or a shape where even the count of the best-conditioned inputs (rho = tau = 1; plus
+// kAccurateModuli with accurate scaling) is predicted slower than native), or empty where the statistics
+// decide. decide() starts with it; the launch
 // skips the statistics where it is not empty.
 std::string native_by_shape(int M, int N, int K, int fixed_moduli, bool accurate = false);
 

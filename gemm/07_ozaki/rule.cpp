@@ -114,11 +114,18 @@ std::string native_by_shape(int M, int N, int K, int fixed_moduli, bool accurate
   if (K > kMaxK) return "native: K above 2^17, where one INT8 product's INT32 sums could overflow";
   if (fixed_moduli > 0) return {};
   if (K < kMinDepth) return "native: K below 1024, where the INT32 products' traffic outweighs the arithmetic they save";
-  const double t = predicted_time_ratio(M, N, K, kMinModuli + (accurate ? kAccurateModuli : 0));
+  // The fewest moduli any inputs could need: the count for rho = tau = 1, below which no statistics go.
+  const Stats ideal{1, 1, 1, 1};
+  int fewest = kMinModuli;
+  for (; fewest < kMaxModuli; ++fewest) {
+    const auto [qa, qb] = split_bits(ideal, scale_bits(fewest, K));
+    if (predicted_ratio(ideal, M, N, K, qa, qb) <= kTargetRatio) break;
+  }
+  const double t = predicted_time_ratio(M, N, K, fewest + (accurate ? kAccurateModuli : 0));
   if (!(t < 1)) {
     std::ostringstream why;
     why.precision(3);
-    why << "native: even " << kMinModuli << " moduli would take about " << t
+    why << "native: even " << fewest << " moduli (what the best-conditioned inputs would need) would take about " << t
         << " x native DGEMM's time at this shape (the speed model)";
     return why.str();
   }
