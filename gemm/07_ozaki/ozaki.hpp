@@ -181,7 +181,7 @@ struct Decision {
 constexpr int kMinDepth = 1024;
 constexpr double kMaxFixedRho = 64.0;
 // The speed side of the rule: emulation's time over native DGEMM's with n moduli, a model fitted to the H100
-// measurements of docs/gemm-notes.md step 18 (11 points, 3072^3-16384^3, 14-18 moduli, each within 7%):
+// measurements of docs/gemm-notes.md step 18 (11 points, 3072^3-16384^3, 14-18 moduli, each within 9%):
 //   n (kSpeedInt8 + kSpeedPerModulus (1/M + 1/N + 8/K)) + kSpeedFixed (2/M + 2/N + 1/K).
 // Per modulus, the INT8 product at 0.037 of native's time (about the FP64 over the INT8 tensor rate) and its
 // traffic ((M + N) K bytes of residues, 8 M N of int32 products) relative to native's 2 M N K flops; once, the
@@ -198,8 +198,7 @@ Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli = 0, const
 // The part of the rule the shape alone decides: why native whatever the data (K above 2^17; for the rule's own
 // count, K below kMinDepth or a shape where even the count of the best-conditioned inputs (rho = tau = 1; plus
 // kAccurateModuli with accurate scaling) is predicted slower than native), or empty where the statistics
-// decide. decide() starts with it; the launch
-// skips the statistics where it is not empty.
+// decide. decide() starts with it; the launch skips the statistics where it is not empty.
 std::string native_by_shape(int M, int N, int K, int fixed_moduli, bool accurate = false);
 
 // 32-bit limbs of the recombination's sums for n moduli: sum_l r_l w_l < n 2^8 P.

@@ -28,21 +28,22 @@ struct ProductPlan {
 class LtProducts {
  public:
   LtProducts(int M, int N, const Workspace& w, int batch) {
-    CUBLAS_CHECK(cublasLtMatmulDescCreate(&op_, CUBLAS_COMPUTE_32I, CUDA_R_32I));
-    const cublasOperation_t t = CUBLAS_OP_T, n = CUBLAS_OP_N;
-    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t));
-    CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &n, sizeof n));
-    layout(a_, CUDA_R_8I, w.Kp, M, w.Kp, batch, static_cast<long long>(w.a_stride));
-    layout(b_, CUDA_R_8I, w.Kp, N, w.Kp, batch, static_cast<long long>(w.b_stride));
-    layout(c_, CUDA_R_32I, M, N, w.ldp, batch, static_cast<long long>(w.p_stride / 4));
+    try {
+      CUBLAS_CHECK(cublasLtMatmulDescCreate(&op_, CUBLAS_COMPUTE_32I, CUDA_R_32I));
+      const cublasOperation_t t = CUBLAS_OP_T, n = CUBLAS_OP_N;
+      CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t));
+      CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &n, sizeof n));
+      layout(a_, CUDA_R_8I, w.Kp, M, w.Kp, batch, static_cast<long long>(w.a_stride));
+      layout(b_, CUDA_R_8I, w.Kp, N, w.Kp, batch, static_cast<long long>(w.b_stride));
+      layout(c_, CUDA_R_32I, M, N, w.ldp, batch, static_cast<long long>(w.p_stride / 4));
+    } catch (...) {
+      release();
+      throw;
+    }
   }
   LtProducts(const LtProducts&) = delete;
   LtProducts& operator=(const LtProducts&) = delete;
-  ~LtProducts() {
-    for (cublasLtMatrixLayout_t l : {a_, b_, c_})
-      if (l) cublasLtMatrixLayoutDestroy(l);
-    if (op_) cublasLtMatmulDescDestroy(op_);
-  }
+  ~LtProducts() { release(); }
   std::vector<cublasLtMatmulAlgo_t> candidates(cublasLtHandle_t h, std::size_t workspace, int most) const {
     cublasLtMatmulPreference_t pref = nullptr;
     CUBLAS_CHECK(cublasLtMatmulPreferenceCreate(&pref));
@@ -73,6 +74,11 @@ class LtProducts {
     CUBLAS_CHECK(cublasLtMatrixLayoutCreate(&l, type, rows, cols, ld));
     CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &batch, sizeof batch));
     CUBLAS_CHECK(cublasLtMatrixLayoutSetAttribute(l, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride, sizeof stride));
+  }
+  void release() noexcept {
+    for (cublasLtMatrixLayout_t l : {a_, b_, c_})
+      if (l) cublasLtMatrixLayoutDestroy(l);
+    if (op_) cublasLtMatmulDescDestroy(op_);
   }
   cublasLtMatmulDesc_t op_ = nullptr;
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr;
