@@ -389,7 +389,9 @@ Decision choose(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, int 
     const auto it = decisions().find(key);
     if (it != decisions().end()) return it->second;
     Decision d = decide(a.M, a.N, a.K, Stats{}, fixed ? fixed : kMaxModuli, accurate ? &shifts : nullptr);
-    if (d.moduli) d.reason = "captured without statistics: " + std::to_string(d.moduli) + " moduli";
+    if (d.moduli)
+      d.reason = "captured without statistics: " + std::to_string(d.moduli) + " moduli" +
+                 (d.accurate ? ", accurate scaling" : "");
     return d;
   }
   const int slots = accurate ? kRhoSlots : 2;
