@@ -185,13 +185,14 @@ constexpr double kMaxFixedRho = 64.0;
 //   n (kSpeedInt8 + kSpeedPerModulus (1/M + 1/N + 8/K)) + kSpeedFixed (2/M + 2/N + 1/K).
 // Per modulus, the INT8 product at 0.037 of native's time (about the FP64 over the INT8 tensor rate) and its
 // traffic ((M + N) K bytes of residues, 8 M N of int32 products) relative to native's 2 M N K flops; once, the
-// passes over A, B and C and the latencies. Accurate scaling counts as kAccurateModuli more (its coarse product
-// and passes; measured 0.908x / 1.252x / 1.444x native at 4096^3 / 8192^3 / 16384^3 with 14 moduli).
+// passes over A, B and C and the latencies. With `accurate`, accurate scaling counts as kAccurateModuli more
+// (its coarse product and passes; measured 0.908x / 1.252x / 1.444x native at 4096^3 / 8192^3 / 16384^3 with
+// 14 moduli).
 constexpr double kSpeedInt8 = 0.037;
 constexpr double kSpeedPerModulus = 8.5;
 constexpr double kSpeedFixed = 105.0;
 constexpr int kAccurateModuli = 2;
-double predicted_time_ratio(int M, int N, int K, int n);
+double predicted_time_ratio(int M, int N, int K, int n, bool accurate = false);
 // With shifts (accurate scaling), each count's split is the one with the lowest estimate given the shifts it
 // leaves room for (every qa tried).
 Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli = 0, const Shifts* shifts = nullptr);

@@ -105,10 +105,24 @@ double predicted_ratio(const Stats& s, int M, int N, int K, int qa, int qb) {
   return first + second;
 }
 
-double predicted_time_ratio(int M, int N, int K, int n) {
+double predicted_time_ratio(int M, int N, int K, int n, bool accurate) {
   const double m = std::max(M, 1), nn = std::max(N, 1), k = std::max(K, 1);
+  if (accurate) n += kAccurateModuli;
   return n * (kSpeedInt8 + kSpeedPerModulus * (1 / m + 1 / nn + 8 / k)) + kSpeedFixed * (2 / m + 2 / nn + 1 / k);
 }
+
+namespace {
+
+// Fast scaling's split of S for n moduli and the error it predicts.
+Decision fast_estimate(const Stats& s, int M, int N, int K, int n) {
+  Decision e;
+  e.moduli = n;
+  std::tie(e.qa, e.qb) = split_bits(s, scale_bits(n, K));
+  e.predicted_ratio = predicted_ratio(s, M, N, K, e.qa, e.qb);
+  return e;
+}
+
+}  // namespace
 
 std::string native_by_shape(int M, int N, int K, int fixed_moduli, bool accurate) {
   if (K > kMaxK) return "native: K above 2^17, where one INT8 product's INT32 sums could overflow";
@@ -117,11 +131,8 @@ std::string native_by_shape(int M, int N, int K, int fixed_moduli, bool accurate
   // The fewest moduli any inputs could need: the count for rho = tau = 1, below which no statistics go.
   const Stats ideal{1, 1, 1, 1};
   int fewest = kMinModuli;
-  for (; fewest < kMaxModuli; ++fewest) {
-    const auto [qa, qb] = split_bits(ideal, scale_bits(fewest, K));
-    if (predicted_ratio(ideal, M, N, K, qa, qb) <= kTargetRatio) break;
-  }
-  const double t = predicted_time_ratio(M, N, K, fewest + (accurate ? kAccurateModuli : 0));
+  while (fewest < kMaxModuli && fast_estimate(ideal, M, N, K, fewest).predicted_ratio > kTargetRatio) ++fewest;
+  const double t = predicted_time_ratio(M, N, K, fewest, accurate);
   if (!(t < 1)) {
     std::ostringstream why;
     why.precision(3);
@@ -137,14 +148,10 @@ Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli, const Shi
   d.reason = native_by_shape(M, N, K, fixed_moduli, shifts != nullptr);
   if (!d.reason.empty()) return d;
   auto estimate = [&](int n) {
+    if (!shifts) return fast_estimate(s, M, N, K, n);
     Decision e;
     e.moduli = n;
     const int S = scale_bits(n, K);
-    if (!shifts) {
-      std::tie(e.qa, e.qb) = split_bits(s, S);
-      e.predicted_ratio = predicted_ratio(s, M, N, K, e.qa, e.qb);
-      return e;
-    }
     e.accurate = true;
     e.predicted_ratio = INFINITY;
     for (int qa = std::max(0, S - 62); qa <= std::min(62, S); ++qa) {
@@ -191,7 +198,7 @@ Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli, const Shi
       d.reason = why.str();
       return d;
     }
-    const double t = predicted_time_ratio(M, N, K, d.moduli + (shifts ? kAccurateModuli : 0));
+    const double t = predicted_time_ratio(M, N, K, d.moduli, shifts != nullptr);
     if (!(t < 1)) {
       why << "native: " << d.moduli << " moduli (the fewest with a predicted error under " << kTargetRatio
           << " x eps |A||B|) would take about " << t << " x native DGEMM's time at this shape (the speed model)";
