@@ -4,8 +4,8 @@
 // the producer when a stage has been read; the consumers issue mma.sync.m16n8k16 f64 (SASS DMMA.16x8x16;
 // Hopper has no wgmma for f64) and keep their accumulators in registers. `setmaxnreg` moves registers from the
 // producer warpgroup, which needs few, to the consumers. The grid is persistent (one block per resident
-// slot, each walking tiles in the grouped order of gemm/kernel_common.cuh), so the producer fills the
-// next tile's stages while the consumers write the last tile's C.
+// slot, each walking tiles in the grouped order of gemm/kernel_common.cuh, the last wave shared by stream-K),
+// so the producer fills the next tile's stages while the consumers write the last tile's C.
 //
 // Shared memory, one stage (BM x BK of A, BK x BN of B), everything in 128-byte rows swizzled by the TMA's
 // 128-byte pattern (the 16-byte chunk c of row r lands at chunk c ^ (r % 8); rows grouped in 1024-byte
@@ -27,6 +27,11 @@
 // double within the chunk separate the t). Both are conflict-free; a test checks every load against this
 // model.
 //
+// Work schedule (gemm/stream_k.hpp): whole tiles in waves, then the last full wave and the remainder shared
+// by all blocks in equal runs of k-tiles (stream-K); a block that ends inside a tile writes its accumulators
+// to scratch (one slot per block, stored in fragment order so each store is one coalesced 256-byte row) and
+// raises a flag per consumer warp; the tile's owner waits for the flags, adds the partials and stores C.
+//
 // Any shape: the TMA zero-fills what lies outside A and B (edge tiles, the K tail), and the stores to C are
 // guarded. The TMA needs lda and ldb even (16-byte strides) and A, B 16-byte aligned; other operands, devices
 // other than compute capability 9.0 and builds without sm_90a run `dmma` (the rule, gemm/dmma_shapes.hpp,
@@ -36,6 +41,7 @@
 #include "gemm/cp_async_pipeline.cuh"
 #include "gemm/dmma_mma.cuh"
 #include "gemm/dmma_shapes.hpp"
+#include "gemm/stream_k.hpp"
 
 #include <cuda.h>
 #include <cudaTypedefs.h>
@@ -120,22 +126,59 @@ __device__ __forceinline__ void regs_inc() {
 using dmma::tma_kperm;
 using dmma::tma_swizzled;
 
+// ---- stream-K partials: slot o, consumer warp cw, accumulator q of lane l at ((o * warps + cw) * 64 + q) * 32 + l;
+// flag of (o, cw) at sync[1 + o * warps + cw] (sync[0] is the ticket counter), raised to 1, reset by the owner ----
+
+template <class T>
+__device__ __forceinline__ double* partial_slot(double* partials, int o, int cw) {
+  return partials + (static_cast<size_t>(o) * T::kConsumerWarps + cw) * (T::MT * T::NT * 4 * 32);
+}
+
+template <class T>
+__device__ __forceinline__ void write_partial(const double (&acc)[T::MT][T::NT][4], double* partials, unsigned* sync,
+                                              int v, int cw, int lane) {
+  double* slot = partial_slot<T>(partials, v, cw);
+#pragma unroll
+  for (int q = 0; q < T::MT * T::NT * 4; ++q) __stcg(slot + q * 32 + lane, acc[q / (T::NT * 4)][q / 4 % T::NT][q % 4]);
+  __threadfence();  // each lane's stores, before the flag
+  __syncwarp();
+  if (lane == 0)
+    asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(sync + 1 + v * T::kConsumerWarps + cw), "r"(1u) : "memory");
+}
+
+template <class T>
+__device__ __forceinline__ void add_partial(double (&acc)[T::MT][T::NT][4], double* partials, unsigned* sync, int o,
+                                            int cw, int lane) {
+  unsigned* flag = sync + 1 + o * T::kConsumerWarps + cw;
+  for (;;) {  // every lane acquires the flag itself, then reads past L1
+    unsigned up;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(up) : "l"(flag) : "memory");
+    if (up) break;
+    __nanosleep(64);
+  }
+  __syncwarp();
+  if (lane == 0) *flag = 0;  // consumed: the counters are zero again when the kernel ends
+  const double* slot = partial_slot<T>(partials, o, cw);
+#pragma unroll
+  for (int q = 0; q < T::MT * T::NT * 4; ++q) acc[q / (T::NT * 4)][q / 4 % T::NT][q % 4] += __ldcg(slot + q * 32 + lane);
+}
+
 // ---- the kernel ----
 
 template <class T>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
-    tma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, GemmArgs a) {
+    tma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, GemmArgs a,
+               stream_k::Plan plan, double* partials, unsigned* sync) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ unsigned char smem_raw[];
   __shared__ __align__(8) uint64_t full[T::STAGES], empty[T::STAGES];
+  __shared__ int ticket;
   // The 128-byte swizzle repeats every 1024 bytes of shared-memory address: align the stages to that.
   const uint32_t raw = smem_addr(smem_raw);
   const uint32_t base = (raw + 1023u) & ~1023u;
   const double* smem = reinterpret_cast<const double*>(smem_raw + (base - raw));
 
   const int tiles_m = ceil_div(a.M, T::BM), tiles_n = ceil_div(a.N, T::BN);
-  const long long tiles = static_cast<long long>(tiles_m) * tiles_n;
-  const int k_tiles = ceil_div(a.K, T::BK);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
   if (threadIdx.x == 0) {
@@ -144,8 +187,17 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       bar_init(smem_addr(&empty[s]), T::kConsumerWarps);     // one arrive per consumer warp
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+    // With stream-K, blocks wait for blocks of lower tickets: tickets go in the order blocks start, so those
+    // are resident or done whatever the hardware's block order. The last ticket resets the counter.
+    ticket = blockIdx.x;
+    if (sync) {
+      ticket = static_cast<int>(atomicAdd(&sync[0], 1u));
+      if (ticket == static_cast<int>(gridDim.x) - 1) atomicExch(&sync[0], 0u);
+    }
   }
   __syncthreads();
+  const int v = ticket;
+  const long long units = plan.unit_count(v);
 
   if (warp < 4) {  // the producer warpgroup: one thread issues every copy
     regs_dec<T::kProducerRegs>();
@@ -154,10 +206,11 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&map_b)) : "memory");
     int stage = 0;
     uint32_t phase = 0;
-    for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    for (long long u = 0; u < units; ++u) {
+      const stream_k::Unit w = plan.unit(v, u);
       int tm, tn;
-      grouped_tile(tile, tiles_m, tiles_n, tm, tn);
-      for (int kt = 0; kt < k_tiles; ++kt) {
+      grouped_tile(w.tile, tiles_m, tiles_n, tm, tn);
+      for (int kt = w.kb; kt < w.ke; ++kt) {
         bar_wait(smem_addr(&empty[stage]), phase ^ 1);  // the consumers have read this stage's last k-tile
         const uint32_t bar = smem_addr(&full[stage]);
         bar_arrive_expect(bar, T::kStageBytes);         // zero-filled parts of edge boxes count too
@@ -188,11 +241,12 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     }
     int stage = 0;
     uint32_t phase = 0;
-    for (long long tile = blockIdx.x; tile < tiles; tile += gridDim.x) {
+    for (long long u = 0; u < units; ++u) {
+      const stream_k::Unit w = plan.unit(v, u);
       int tm, tn;
-      grouped_tile(tile, tiles_m, tiles_n, tm, tn);
+      grouped_tile(w.tile, tiles_m, tiles_n, tm, tn);
       double acc[T::MT][T::NT][4] = {};
-      for (int kt = 0; kt < k_tiles; ++kt) {
+      for (int kt = w.kb; kt < w.ke; ++kt) {
         bar_wait(smem_addr(&full[stage]), phase);
         const double* as = smem + stage * (T::kStageBytes / 8) + wm * T::MT * 16 * T::BK;
         const double* bs = smem + stage * (T::kStageBytes / 8) + T::kABytes / 8 + wn * 32 * 16;
@@ -219,6 +273,12 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
           phase ^= 1;
         }
       }
+      if (w.piece == stream_k::Piece::Partial) {  // this block's share ends inside the tile: hand it on
+        write_partial<T>(acc, partials, sync, v, cw, lane);
+        continue;
+      }
+      if (w.piece == stream_k::Piece::Owner)  // lower tickets hold the tile's first k-tiles
+        for (int o = v - 1; plan.shares_tile(o, w.sk_tile); --o) add_partial<T>(acc, partials, sync, o, cw, lane);
 #pragma unroll
       for (int mt = 0; mt < T::MT; ++mt)
 #pragma unroll
@@ -240,7 +300,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 using T128x128 = Tile<128, 128, 16, 6, 1>;
 using T128x128k32 = Tile<128, 128, 32, 3, 1>;
 using T128x64 = Tile<128, 64, 16, 4, 2>;
-static_assert(T128x128k32::BM == dmma::kTmaBm && T128x128k32::BN == dmma::kTmaBn, "the rule's tile is the default's");
+static_assert(T128x128k32::BM == dmma::kTmaBm && T128x128k32::BN == dmma::kTmaBn && T128x128k32::BK == dmma::kTmaBk,
+              "the rule's tile is the default's");
 
 }  // namespace tma
 
@@ -321,26 +382,48 @@ Readiness ready() {
   return r;
 }
 
+// The kernel's schedule for `a` (gemm/stream_k.hpp); `shared` false: whole tiles only.
 template <class T>
-void launch(const GemmArgs& a, ExecContext& ctx, const Readiness& r) {
+stream_k::Plan plan_for(const GemmArgs& a, const Readiness& r, bool shared) {
+  const long long tiles = static_cast<long long>(ceil_div(a.M, T::BM)) * ceil_div(a.N, T::BN);
+  return stream_k::plan(tiles, ceil_div(a.K, T::BK), r.sm_count * r.blocks_per_sm, shared);
+}
+
+std::string describe(const stream_k::Plan& p) {
+  if (p.sk_blocks == 0) return std::to_string(p.tiles) + " whole tiles on " + std::to_string(p.grid) + " blocks";
+  if (p.dp_tiles == 0 && p.tiles < p.grid)
+    return std::to_string(p.tiles) + " tiles, K split " + std::to_string(p.sk_blocks / p.tiles) + " ways";
+  return "stream-K: " + std::to_string(p.dp_tiles) + " whole tiles, " + std::to_string(p.tiles - p.dp_tiles) +
+         " shared by " + std::to_string(p.sk_blocks) + " blocks";
+}
+
+template <class T>
+void launch(const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared = true) {
   const CUtensorMap map_a = tensor_map(a.A, a.M, a.K, a.lda, T::BK);
   const CUtensorMap map_b = tensor_map(a.B, a.K, a.N, a.ldb, T::BN);
-  const long long tiles = static_cast<long long>(ceil_div(a.M, T::BM)) * ceil_div(a.N, T::BN);
-  const int grid = static_cast<int>(std::min<long long>(tiles, static_cast<long long>(r.sm_count) * r.blocks_per_sm));
-  tma::tma_kernel<T><<<grid, T::kThreads, T::kSmemBytes, ctx.stream()>>>(map_a, map_b, a);
+  const stream_k::Plan plan = plan_for<T>(a, r, shared);
+  double* partials = nullptr;
+  unsigned* sync = nullptr;
+  if (plan.sk_blocks > 0) {  // the counters are self-resetting: zero before and after every launch
+    partials = static_cast<double*>(ctx.device_scratch(sizeof(double) * T::BM * T::BN * static_cast<size_t>(plan.sk_blocks)));
+    sync = ctx.zeroed_counters(1 + static_cast<size_t>(plan.sk_blocks) * T::kConsumerWarps);
+  }
+  ctx.notes()["dmma_tma_schedule"] = describe(plan);
+  tma::tma_kernel<T><<<plan.grid, T::kThreads, T::kSmemBytes, ctx.stream()>>>(map_a, map_b, a, plan, partials, sync);
   CUDA_CHECK_LAUNCH();
 }
 
-// Runs tile T where it can, dmma's rule otherwise; says which in the note dmma_tma_path.
+// Runs tile T where it can, dmma's rule otherwise; says which in the note dmma_tma_path. `shared` false:
+// whole tiles only (no stream-K).
 template <class T>
-void run_or_fall_back(const GemmArgs& a, ExecContext& ctx, const char* tile) {
+void run_or_fall_back(const GemmArgs& a, ExecContext& ctx, const char* tile, bool shared = true) {
   // The TMA's operand needs (16-byte strides, 16-byte aligned A and B) are those of dmma's 16-byte copies.
   std::string why = dmma::kTmaOperandsRefused;
   if (pipeline::wide_loads(a)) {
     const Readiness r = ready<T>();
     if (r.loads) {
       ctx.notes()["dmma_tma_path"] = std::string("tma ") + tile;
-      launch<T>(a, ctx, r);
+      launch<T>(a, ctx, r, shared);
       return;
     }
     why = kBuilt ? "no sm_90a code for this GPU (compute capability 9.0 only)" : "built without sm_90a code";
@@ -355,7 +438,7 @@ constexpr int kTmaCc = 90;
 
 KS_GEMM_VARIANT({.info = {.name = "dmma_tma",
                           .summary = "FP64 tensor cores fed by the TMA: producer warp, mbarrier stages, setmaxnreg, "
-                                     "persistent grid; dmma where the rule says",
+                                     "persistent grid, stream-K last wave; dmma where the rule says",
                           .min_cc = kTmaCc},
                  .launch = [](const GemmArgs& a, ExecContext& ctx) {
                    using T = tma::T128x128k32;
@@ -379,11 +462,19 @@ KS_GEMM_VARIANT({.info = {.name = "dmma_tma_128x128",
                  }});
 
 KS_GEMM_VARIANT({.info = {.name = "dmma_tma_128x128_k32",
-                          .summary = "dmma_tma, 128x128x32 tiles, 3 stages",
+                          .summary = "dmma_tma, 128x128x32 tiles, 3 stages, stream-K last wave",
                           .min_cc = kTmaCc,
                           .tuning = true},
                  .launch = [](const GemmArgs& a, ExecContext& ctx) {
                    run_or_fall_back<tma::T128x128k32>(a, ctx, "128x128x32");
+                 }});
+
+KS_GEMM_VARIANT({.info = {.name = "dmma_tma_128x128_k32_whole",
+                          .summary = "dmma_tma, 128x128x32 tiles, whole tiles only (no stream-K)",
+                          .min_cc = kTmaCc,
+                          .tuning = true},
+                 .launch = [](const GemmArgs& a, ExecContext& ctx) {
+                   run_or_fall_back<tma::T128x128k32>(a, ctx, "128x128x32, whole tiles", false);
                  }});
 
 KS_GEMM_VARIANT({.info = {.name = "dmma_tma_128x64",

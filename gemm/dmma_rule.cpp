@@ -1,5 +1,6 @@
 // The dmma variant's tile-configuration rule (gemm/dmma_shapes.hpp); host code only.
 #include "gemm/dmma_shapes.hpp"
+#include "gemm/stream_k.hpp"
 
 #include <algorithm>
 #include <cstdio>
@@ -70,14 +71,21 @@ Config choose(int M, int N, int K, const Target& t, bool wide_loads) {
   return c;
 }
 
-double tma_score(int M, int N, const Target& t, bool tma_ready, bool tma_operands) {
+double tma_score(int M, int N, int K, const Target& t, bool tma_ready, bool tma_operands) {
   if (!tma_ready || !tma_operands || t.sm_count <= 0) return 0;
-  const long long waves = (tiles(M, N, kTmaBm, kTmaBn) + t.sm_count - 1) / t.sm_count;
-  return kTmaSpeed * static_cast<double>(M) * N / (static_cast<double>(waves * t.sm_count) * kTmaBm * kTmaBn);
+  const int k_tiles = std::max(1, (K + kTmaBk - 1) / kTmaBk);
+  const stream_k::Plan p = stream_k::plan(tiles(M, N, kTmaBm, kTmaBn), k_tiles, t.sm_count);
+  // Partials the busiest owner reads: one in the shared waves (each share is at least a tile deep), splits - 1
+  // where each tile's K is split.
+  const double partials = p.sk_blocks == 0 ? 0 : p.dp_tiles == 0 && p.tiles < p.grid ? p.sk_blocks / p.tiles - 1 : 1;
+  const double longest = static_cast<double>(stream_k::longest_share(p)) + kTmaPartialCost * partials;
+  if (longest <= 0) return 0;  // empty C
+  const double useful = static_cast<double>(M) * N / (kTmaBm * kTmaBn) * k_tiles;
+  return kTmaSpeed * useful / (t.sm_count * longest);
 }
 
 bool tma_wins(int M, int N, int K, const Target& t, bool tma_ready, bool tma_operands, std::string* why) {
-  const double tma = tma_score(M, N, t, tma_ready, tma_operands);
+  const double tma = tma_score(M, N, K, t, tma_ready, tma_operands);
   const Config c = choose(M, N, K, t, tma_operands);
   const double other = score(M, N, c.shape, t, tma_operands);
   const bool wins = c.splits == 1 && tma > other;  // C too small for dmma's tiles is too small for 128 x 128

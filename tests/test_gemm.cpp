@@ -1,5 +1,6 @@
 #include "gemm/cublasxt.hpp"
 #include "gemm/dmma_shapes.hpp"
+#include "gemm/stream_k.hpp"
 #include "gemm/gemm.hpp"
 #include "gemm/modes.hpp"
 #include "gemm/problem.hpp"
@@ -438,10 +439,11 @@ TEST(DmmaTmaRule, TmaWhereItScoresAboveDmmaAndCanRun) {
     EXPECT_TRUE(dmma::tma_wins(n, n, n, t, true, true, &why)) << n << ": " << why;
     EXPECT_EQ(why.rfind("tma 128x128x32", 0), 0u) << why;
   }
-  // 1024^2: 64 tiles of 128 x 128 leave half of the SMs idle; dmma's 64x64 tiles fill them.
-  EXPECT_FALSE(dmma::tma_wins(1024, 1024, 1024, t, true, true, &why));
-  EXPECT_EQ(why.rfind("dmma 64x64x16", 0), 0u) << why;
-  // Small C with deep K: dmma splits K, the TMA kernel has no split-K.
+  // 1024^3: 64 tiles of 128 x 128 would leave half of the SMs idle; split two ways along K they fill 128 of 132,
+  // and the score counts the partial each owner reads: 1.05 x 64 x 32 / (132 x (16 + 2)).
+  EXPECT_TRUE(dmma::tma_wins(1024, 1024, 1024, t, true, true, &why)) << why;
+  EXPECT_NEAR(dmma::tma_score(1024, 1024, 1024, t, true, true), dmma::kTmaSpeed * 64 * 32 / (132.0 * 18), 1e-12);
+  // Small C with deep K: dmma splits K 16 ways over 64x64 tiles; the TMA kernel splits 4 tiles at most 4 ways.
   EXPECT_FALSE(dmma::tma_wins(256, 256, 4096, t, true, true, &why));
   EXPECT_NE(why.find("too small"), std::string::npos) << why;
   // Operands the TMA cannot describe, and no sm_90a code: dmma, whatever the size, and the note says why.
@@ -449,9 +451,95 @@ TEST(DmmaTmaRule, TmaWhereItScoresAboveDmmaAndCanRun) {
   EXPECT_NE(why.find("16-byte"), std::string::npos) << why;
   EXPECT_FALSE(dmma::tma_wins(8192, 8192, 8192, t, false, true, &why));
   EXPECT_NE(why.find("sm_90a"), std::string::npos) << why;
-  // The score is the wave fill times the speed: 4096^2 is 1024 tiles in 8 waves of 132.
-  EXPECT_NEAR(dmma::tma_score(4096, 4096, t, true, true), dmma::kTmaSpeed * 1024.0 / 1056.0, 1e-12);
-  EXPECT_EQ(dmma::tma_score(4096, 4096, t, true, false), 0.0);
+  // 4096^3: 1024 tiles of 128 k-tiles; 6 waves whole (792 tiles), the last wave and the remainder (232 tiles)
+  // shared, at most 225 k-tiles a block: 768 + 225 + one partial's 2, against 8 waves (1024) without stream-K.
+  EXPECT_NEAR(dmma::tma_score(4096, 4096, 4096, t, true, true), dmma::kTmaSpeed * 1024 * 128 / (132.0 * 995), 1e-12);
+  // 4224^2 (33 x 33 = 1089 tiles, 8.25 waves) shallow: K = 96 is 3 k-tiles, too few to share; the wave fill.
+  EXPECT_NEAR(dmma::tma_score(4224, 4224, 96, t, true, true), dmma::kTmaSpeed * 1089.0 / (9 * 132), 1e-12);
+  EXPECT_EQ(dmma::tma_score(4096, 4096, 4096, t, true, false), 0.0);
+}
+
+// The stream-K schedule (gemm/stream_k.hpp), walked as the kernel walks it: every k-tile of every tile exactly
+// once; at most one partial piece per block, walked first; every partial tile has one owner, whose wait list
+// (blocks below it while shares_tile) is exactly the blocks that hold the tile's partials; shares within one
+// k-tile of each other; the grid within the resident slots.
+TEST(StreamK, EveryKTileOnceAndEveryPartialOwned) {
+  namespace sk = stream_k;
+  for (long long tiles : {1LL, 3LL, 64LL, 131LL, 132LL, 133LL, 256LL, 576LL, 1024LL, 1089LL, 4096LL})
+    for (int k_tiles : {0, 1, 3, 4, 7, 32, 94, 128, 1025})
+      for (int slots : {1, 2, 132, 264}) {
+        const sk::Plan p = sk::plan(tiles, k_tiles, slots);
+        const std::string at = std::to_string(tiles) + " tiles, " + std::to_string(k_tiles) + " k-tiles, " +
+                               std::to_string(slots) + " slots";
+        ASSERT_GE(p.grid, 1) << at;
+        ASSERT_LE(p.grid, slots) << at;
+        ASSERT_LE(p.sk_blocks, p.grid) << at;
+        std::vector<std::vector<int>> covered(tiles, std::vector<int>(k_tiles, 0));
+        std::map<long long, std::set<int>> partial_blocks;                 // stream-K tile: blocks with a partial
+        std::map<long long, std::vector<std::pair<int, std::set<int>>>> owners;  // stream-K tile: (owner, its waits)
+        long long least = -1, most = 0;
+        for (int v = 0; v < p.grid; ++v) {
+          int partials = 0;
+          for (long long u = 0; u < p.unit_count(v); ++u) {
+            const sk::Unit w = p.unit(v, u);
+            ASSERT_TRUE(w.tile >= 0 && w.tile < tiles && 0 <= w.kb && w.ke <= k_tiles &&
+                        (w.kb < w.ke || (k_tiles == 0 && w.kb == 0 && w.ke == 0)))
+                << at << ": block " << v << " unit " << u;
+            for (int k = w.kb; k < w.ke; ++k) ++covered[w.tile][k];
+            if (w.piece == sk::Piece::Partial) {
+              ++partials;
+              EXPECT_EQ(u, p.dp_count(v)) << at << ": a partial is its block's first stream-K piece";
+              partial_blocks[w.sk_tile].insert(v);
+            } else if (w.piece == sk::Piece::Owner) {
+              std::set<int> waits;
+              for (int o = v - 1; p.shares_tile(o, w.sk_tile); --o) waits.insert(o);
+              owners[w.sk_tile].emplace_back(v, waits);
+              partial_blocks[w.sk_tile];  // an owner without partials fails below
+            } else {
+              EXPECT_TRUE(w.kb == 0 && w.ke == k_tiles) << at;
+            }
+          }
+          EXPECT_LE(partials, 1) << at << ": block " << v;
+          if (v < p.sk_blocks) {
+            const long long share = p.begin(v + 1) - p.begin(v);
+            least = least < 0 ? share : std::min(least, share);
+            most = std::max(most, share);
+          }
+        }
+        EXPECT_LE(most - std::max(0LL, least), 1) << at;
+        for (long long t = 0; t < tiles; ++t)
+          for (int k = 0; k < k_tiles; ++k) ASSERT_EQ(covered[t][k], 1) << at << ": tile " << t << " k-tile " << k;
+        for (const auto& [t, blocks] : partial_blocks) {
+          ASSERT_EQ(owners[t].size(), 1u) << at << ": stream-K tile " << t << " has one owner";
+          const auto& [owner, waits] = owners[t].front();
+          EXPECT_FALSE(blocks.empty()) << at << ": tile " << t;
+          EXPECT_EQ(blocks, waits) << at << ": tile " << t << ": its owner waits for exactly its partials";
+          for (int b : blocks) EXPECT_LT(b, owner) << at << ": tile " << t;
+        }
+      }
+}
+
+TEST(StreamK, SharesTheLastWaveOnly) {
+  namespace sk = stream_k;
+  // 3000^3 in 128 x 128 x 32 tiles: 576 tiles of 94 k-tiles on 132 SMs: 3 waves whole, 180 tiles shared.
+  sk::Plan p = sk::plan(576, 94, 132);
+  EXPECT_EQ(p.dp_tiles, 396);
+  EXPECT_EQ(p.sk_blocks, 132);
+  EXPECT_EQ(p.grid, 132);
+  EXPECT_EQ(sk::longest_share(p), 3 * 94 + 129);  // 180 x 94 / 132 = 128.2 k-tiles a block; 5 x 94 without
+  // 1024^3: 64 tiles, 32 k-tiles: split in 2 (3 would need 192 blocks), 16 k-tiles each.
+  p = sk::plan(64, 32, 132);
+  EXPECT_EQ(p.sk_blocks, 128);
+  EXPECT_EQ(p.grid, 128);
+  EXPECT_EQ(sk::longest_share(p), 16);
+  // A whole number of waves, too few k-tiles, or stream-K off: whole tiles only.
+  for (const sk::Plan& q : {sk::plan(1056, 128, 132), sk::plan(1024, 3, 132), sk::plan(1024, 128, 132, false)}) {
+    EXPECT_EQ(q.sk_blocks, 0);
+    EXPECT_EQ(q.dp_tiles, q.tiles);
+  }
+  // One tile on the GPU: at most kMaxSplits ways, each at least kMinShare deep.
+  EXPECT_EQ(sk::plan(1, 1000, 132).sk_blocks, sk::kMaxSplits);
+  EXPECT_EQ(sk::plan(1, 2 * sk::kMinShare + 1, 132).sk_blocks, 2);
 }
 
 TEST(DmmaRule, SplitCountFillsTheSlotsWithinBounds) {
@@ -765,6 +853,44 @@ TEST(GemmLargeIndex, TmaKernelPastTwoToThe31Elements) {
     ASSERT_NE(v, nullptr) << name;
     const GemmCheck c = run_once(*v, Mode::Device, p);
     EXPECT_TRUE(c.ok) << name << ": " << c.report;
+  }
+}
+
+// The TMA kernel's stream-K schedules on the GPU (the shape list above reaches the split ones only): the last
+// wave and the remainder shared (2900 x 3000: 552 tiles, 396 whole), K split 3 ways (640 x 1000: 40 tiles)
+// and 4 ways, and whole tiles; odd edges, padded leading dimensions, beta != 0 and beta == 0 (NaN in C's
+// destination). Each product runs three times on one context from a poisoned C: the flags and the ticket
+// counter must be zero again after every launch, or a later owner reads a stale partial.
+TEST(DmmaTmaStreamK, EverySchedulePassesRepeatedly) {
+  KS_REQUIRE_GPU();
+  if (test::current_cc() != 90) GTEST_SKIP() << "the TMA kernel runs on compute capability 9.0";
+  KS_VARIANT_OR_SKIP(v, "dmma_tma_128x128_k32");
+  struct Case {
+    GemmShape shape;
+    double beta;
+    const char* schedule;  // the start of the note dmma_tma_schedule
+  };
+  const Case cases[] = {
+      {{2900, 3000, 300, 2902, 302, 2901}, 0.5, "stream-K: 396 whole tiles, 156 shared by 132 blocks"},
+      {{640, 1000, 500}, 0.0, "40 tiles, K split 3 ways"},
+      {{2048, 64, 518}, -1.0, "16 tiles, K split 4 ways"},
+      {{1400, 1536, 200, 1402}, 0.0, "132 whole tiles"},
+  };
+  const bool sms_132 = dmma::current_target().sm_count == 132;  // the schedules above are an H100's or H200's
+  for (const Case& c : cases) {
+    const GemmProblem p = make_problem(c.shape, 1.25, c.beta, choose_seed());
+    Stream stream;
+    ExecContext ctx(stream.get());
+    Runner runner(*v, Mode::Device, p, ctx);
+    for (int run = 0; run < 3; ++run) {
+      runner.reset_output();
+      runner.run();
+      const GemmCheck check = validate(p, runner.result());
+      EXPECT_TRUE(check.ok) << c.shape.str() << " run " << run << ": " << check.report;
+      if (sms_132) {
+        EXPECT_EQ(ctx.notes()["dmma_tma_schedule"].rfind(c.schedule, 0), 0u) << ctx.notes()["dmma_tma_schedule"];
+      }
+    }
   }
 }
 
