@@ -173,6 +173,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   extern __shared__ unsigned char smem_raw[];
   __shared__ __align__(8) uint64_t full[T::STAGES], empty[T::STAGES];
   __shared__ int ticket;
+  __shared__ stream_k::Plan::Share share;
   // The 128-byte swizzle repeats every 1024 bytes of shared-memory address: align the stages to that.
   const uint32_t raw = smem_addr(smem_raw);
   const uint32_t base = (raw + 1023u) & ~1023u;
@@ -194,10 +195,11 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       ticket = static_cast<int>(atomicAdd(&sync[0], 1u));
       if (ticket == static_cast<int>(gridDim.x) - 1) atomicExch(&sync[0], 0u);
     }
+    share = plan.share(ticket);  // the schedule's divisions, once
   }
   __syncthreads();
   const int v = ticket;
-  const long long units = plan.unit_count(v);
+  const long long units = share.units;
 
   if (warp < 4) {  // the producer warpgroup: one thread issues every copy
     regs_dec<T::kProducerRegs>();
@@ -207,7 +209,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     int stage = 0;
     uint32_t phase = 0;
     for (long long u = 0; u < units; ++u) {
-      const stream_k::Unit w = plan.unit(v, u);
+      const stream_k::Unit w = plan.unit(v, share, u);
       int tm, tn;
       grouped_tile(w.tile, tiles_m, tiles_n, tm, tn);
       for (int kt = w.kb; kt < w.ke; ++kt) {
@@ -242,7 +244,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     int stage = 0;
     uint32_t phase = 0;
     for (long long u = 0; u < units; ++u) {
-      const stream_k::Unit w = plan.unit(v, u);
+      const stream_k::Unit w = plan.unit(v, share, u);
       int tm, tn;
       grouped_tile(w.tile, tiles_m, tiles_n, tm, tn);
       double acc[T::MT][T::NT][4] = {};
@@ -266,7 +268,13 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
             for (int nt = 0; nt < T::NT; ++nt) dmma::mma_16x8x16<dmma::Instr::K16>(acc[mt][nt], af, bf[nt]);
           }
         }
-        __syncwarp();  // every lane's loads of this stage are done before the warp releases it
+        // Every lane's loads of this stage must have returned before the warp releases it: ptxas issues the
+        // arrive without waiting for the last fragment loads (it waits for them only at the MMAs that use
+        // them), and a TMA refilling the stage could then overwrite data still being read. The fence makes
+        // each lane wait for its loads (measured: without it, A fragments of the last 16 rows were sometimes
+        // read from the next fill, docs/gemm-notes.md step 19).
+        asm volatile("fence.acq_rel.cta;\n" ::: "memory");
+        __syncwarp();
         if (lane == 0) bar_arrive(smem_addr(&empty[stage]));
         if (++stage == T::STAGES) {
           stage = 0;
@@ -278,7 +286,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         continue;
       }
       if (w.piece == stream_k::Piece::Owner)  // lower tickets hold the tile's first k-tiles
-        for (int o = v - 1; plan.shares_tile(o, w.sk_tile); --o) add_partial<T>(acc, partials, sync, o, cw, lane);
+        for (int o = v - 1, n = plan.partials_of(share, w.sk_tile); n > 0; --o, --n)
+          add_partial<T>(acc, partials, sync, o, cw, lane);
 #pragma unroll
       for (int mt = 0; mt < T::MT; ++mt)
 #pragma unroll
@@ -386,7 +395,10 @@ Readiness ready() {
 template <class T>
 stream_k::Plan plan_for(const GemmArgs& a, const Readiness& r, bool shared) {
   const long long tiles = static_cast<long long>(ceil_div(a.M, T::BM)) * ceil_div(a.N, T::BN);
-  return stream_k::plan(tiles, ceil_div(a.K, T::BK), r.sm_count * r.blocks_per_sm, shared);
+  // A partial costs the same time whatever the tile (its bytes and a k-tile's work both scale with BM x BN);
+  // in this tile's k-tiles it is kPartialCost x 32 / BK.
+  return stream_k::plan(tiles, ceil_div(a.K, T::BK), r.sm_count * r.blocks_per_sm, stream_k::kPartialCost * 32 / T::BK,
+                        shared);
 }
 
 std::string describe(const stream_k::Plan& p) {

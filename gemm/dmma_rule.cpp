@@ -75,10 +75,7 @@ double tma_score(int M, int N, int K, const Target& t, bool tma_ready, bool tma_
   if (!tma_ready || !tma_operands || t.sm_count <= 0) return 0;
   const int k_tiles = std::max(1, (K + kTmaBk - 1) / kTmaBk);
   const stream_k::Plan p = stream_k::plan(tiles(M, N, kTmaBm, kTmaBn), k_tiles, t.sm_count);
-  // Partials the busiest owner reads: one in the shared waves (each share is at least a tile deep), splits - 1
-  // where each tile's K is split.
-  const double partials = p.sk_blocks == 0 ? 0 : p.dp_tiles == 0 && p.tiles < p.grid ? p.sk_blocks / p.tiles - 1 : 1;
-  const double longest = static_cast<double>(stream_k::longest_share(p)) + kTmaPartialCost * partials;
+  const double longest = stream_k::predicted_k_tiles(p, stream_k::kPartialCost);
   if (longest <= 0) return 0;  // empty C
   const double useful = static_cast<double>(M) * N / (kTmaBm * kTmaBn) * k_tiles;
   return kTmaSpeed * useful / (t.sm_count * longest);

@@ -122,9 +122,6 @@ Target current_target();
 // docs/gemm-notes.md, step 16).
 inline constexpr int kTmaBm = 128, kTmaBn = 128, kTmaBk = 32;
 inline constexpr double kTmaSpeed = 1.05;
-// What one stream-K partial costs the tile's owner, in k-tiles of the main loop: reading 128 KiB of
-// accumulators from L2 (and, at worst, waiting for their write) against a k-tile's 64 KiB of operands.
-inline constexpr double kTmaPartialCost = 2.0;
 
 // Its shared-memory layout (the kernel's header says why; a test checks every fragment load is conflict-free):
 // the shared-memory row (0..15 within a 16-deep step) holding the mma's k index t + 4 j, and the index in
@@ -137,8 +134,8 @@ inline constexpr const char* kTmaOperandsRefused =
     "lda or ldb odd, or A or B not 16-byte aligned (the TMA needs 16-byte strides)";
 
 // The TMA kernel's score, as score() for dmma's shapes but over its schedule (gemm/stream_k.hpp, one block
-// per SM): speed x useful k-tiles / (SMs x the longest block's k-tiles, each partial it reads counted as
-// kTmaPartialCost more); without stream-K this is speed x the wave fill. 0 where it cannot run: `tma_ready`
+// per SM): speed x useful k-tiles / (SMs x the longest block's predicted k-tiles, stream_k::predicted_k_tiles);
+// without stream-K this is speed x the wave fill. 0 where it cannot run: `tma_ready`
 // false (no sm_90a code for this GPU), or operands the TMA cannot describe (`tma_operands`: lda and ldb even,
 // A and B 16-byte aligned).
 double tma_score(int M, int N, int K, const Target& t, bool tma_ready, bool tma_operands);

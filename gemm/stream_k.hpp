@@ -40,6 +40,11 @@ struct Unit {
   long long sk_tile;  // stream-K tiles: the tile's index among them (for the owner's wait), else -1
 };
 
+// Fewest k-tiles in one block's share: below it the partial's write and read cost more than the idle SMs.
+inline constexpr int kMinShare = 4;
+// Most shares of one tile's K where C has fewer tiles than blocks (the owner reads splits - 1 partials).
+inline constexpr int kMaxSplits = 4;
+
 struct Plan {
   long long tiles = 0;     // all tiles of C
   long long dp_tiles = 0;  // tiles [0, dp_tiles): whole, block v takes v, v + grid, ...
@@ -51,69 +56,103 @@ struct Plan {
   // The first stream-K iteration of block v (v in [0, sk_blocks]); shares differ by at most one.
   KS_SK_HD long long begin(int v) const { return sk_iters() * v / sk_blocks; }
 
-  KS_SK_HD long long dp_count(int v) const { return v < dp_tiles ? (dp_tiles - 1 - v) / grid + 1 : 0; }
-  KS_SK_HD long long unit_count(int v) const {
-    long long n = dp_count(v);
+  // What block v needs to walk its units without a division (the kernel computes it once per block, before
+  // the warps part, and keeps it in shared memory).
+  struct Share {
+    long long dp;          // whole tiles of the data-parallel waves
+    long long lo, hi;      // stream-K k-tiles [lo, hi)
+    long long last_tile;   // the stream-K tile holding k-tile hi - 1 (the first one walked)
+    long long units;       // dp + stream-K tiles touched
+    long long before[kMaxSplits - 1];  // begin(v - i) (0 below block 0): where the lower blocks' shares end
+  };
+  KS_SK_HD Share share(int v) const {
+    Share s{};
+    s.dp = v < dp_tiles ? (dp_tiles - 1 - v) / grid + 1 : 0;
+    s.units = s.dp;
     if (v < sk_blocks) {
-      const long long lo = begin(v), hi = begin(v + 1);
-      if (lo < hi) n += (hi - 1) / k_tiles - lo / k_tiles + 1;
+      s.lo = begin(v);
+      s.hi = begin(v + 1);
+      if (s.lo < s.hi) {
+        s.last_tile = (s.hi - 1) / k_tiles;
+        s.units += s.last_tile - s.lo / k_tiles + 1;
+      }
+      for (int i = 0; i < kMaxSplits - 1; ++i) s.before[i] = v - i >= 0 ? begin(v - i) : 0;
     }
-    return n;
+    return s;
   }
-  // Unit u (0 .. unit_count(v) - 1) of block v, in the order the block walks them.
-  KS_SK_HD Unit unit(int v, long long u) const {
-    const long long dp = dp_count(v);
-    if (u < dp) return {v + u * grid, 0, k_tiles, Piece::Whole, -1};
-    const long long lo = begin(v), hi = begin(v + 1);
-    const long long t = (hi - 1) / k_tiles - (u - dp);  // from the last tile of the share back to the first
+  // Unit u (0 .. s.units - 1) of block v, in the order the block walks them.
+  KS_SK_HD Unit unit(int v, const Share& s, long long u) const {
+    if (u < s.dp) return {v + u * grid, 0, k_tiles, Piece::Whole, -1};
+    const long long t = s.last_tile - (u - s.dp);  // from the last tile of the share back to the first
     const long long first = t * k_tiles;
-    const int kb = static_cast<int>((lo > first ? lo : first) - first);
-    const int ke = static_cast<int>((hi < first + k_tiles ? hi : first + k_tiles) - first);
+    const int kb = static_cast<int>((s.lo > first ? s.lo : first) - first);
+    const int ke = static_cast<int>((s.hi < first + k_tiles ? s.hi : first + k_tiles) - first);
     const Piece p = ke < k_tiles ? Piece::Partial : kb > 0 ? Piece::Owner : Piece::Whole;
     return {dp_tiles + t, kb, ke, p, t};
   }
-  // The owner of stream-K tile t (block v) adds the partials of blocks v - 1, v - 2, ... while this holds.
-  KS_SK_HD bool shares_tile(int u, long long t) const { return u >= 0 && begin(u + 1) > t * k_tiles; }
+  // How many lower blocks (v - 1, v - 2, ...) hold partials of stream-K tile t, which block v owns: those whose
+  // share ends past the tile's first k-tile. At most kMaxSplits - 1 (split-K) or 1 (the shared waves).
+  KS_SK_HD int partials_of(const Share& s, long long t) const {
+    int n = 0;
+    while (n < kMaxSplits - 1 && s.before[n] > t * k_tiles) ++n;
+    return n;
+  }
 };
 
-// Fewest k-tiles in one block's share: below it the partial's write and read cost more than the idle SMs.
-inline constexpr int kMinShare = 4;
-// Most shares of one tile's K where C has fewer tiles than blocks (the owner reads splits - 1 partials).
-inline constexpr int kMaxSplits = 4;
+// What sharing a tile costs, in k-tiles 32 deep: the partial's 128 KiB written by one block and read by the
+// owner, beside the shared work. Measured on an H100 (docs/gemm-notes.md, step 19): 128 x 128 x 32 tiles lost
+// about 10 us, 4 to 5 k-tiles, to stream-K over whole tiles at 2048^3 and 3000^3 beyond what the shares saved.
+inline constexpr double kPartialCost = 4.0;
 
-// The schedule for `tiles` tiles of `k_tiles` each on `slots` resident blocks; `enabled` false: whole tiles
-// only (grid = min(tiles, slots)).
-inline Plan plan(long long tiles, int k_tiles, int slots, bool enabled = true) {
-  Plan p;
-  p.tiles = tiles;
-  p.k_tiles = k_tiles;
-  p.dp_tiles = tiles;
-  p.grid = static_cast<int>(tiles < slots ? tiles : slots);
-  if (!enabled || tiles == 0 || slots <= 1 || tiles % slots == 0 || k_tiles < kMinShare) return p;
-  if (tiles > slots) {  // the last full wave and the remainder, shared by every block
-    p.dp_tiles = tiles - (tiles % slots + slots);
-    p.sk_blocks = slots;
-    return p;
+// The longest block's time in k-tiles: its whole tiles and its share, plus `partial_cost` for each partial its
+// owner reads (one in the shared waves, where each share is at least a tile deep; splits - 1 in split-K).
+inline double predicted_k_tiles(const Plan& p, double partial_cost) {
+  if (p.grid == 0) return 0;
+  const long long rounds = (p.dp_tiles + p.grid - 1) / p.grid;  // whole tiles of the busiest block
+  double t = static_cast<double>(rounds) * p.k_tiles;
+  if (p.sk_blocks > 0) {
+    const long long share = (p.sk_iters() + p.sk_blocks - 1) / p.sk_blocks;
+    const long long partials = p.dp_tiles == 0 && p.tiles < p.grid ? p.sk_blocks / p.tiles - 1 : 1;
+    t += static_cast<double>(share) + partial_cost * static_cast<double>(partials);
   }
-  long long splits = slots / tiles;  // fewer tiles than blocks: split each tile's K evenly
-  if (splits > kMaxSplits) splits = kMaxSplits;
-  if (splits > k_tiles / kMinShare) splits = k_tiles / kMinShare;
-  if (splits < 2) return p;
-  p.dp_tiles = 0;
-  p.sk_blocks = static_cast<int>(tiles * splits);
-  p.grid = p.sk_blocks;
-  return p;
+  return t;
 }
 
-// The longest block's work in k-tiles (whole tiles count k_tiles each), for the rule's score.
-inline long long longest_share(const Plan& p) {
-  long long most = 0;
-  for (int v = 0; v < p.grid; ++v) {
-    long long n = p.dp_count(v) * p.k_tiles;
-    if (v < p.sk_blocks) n += p.begin(v + 1) - p.begin(v);
-    if (n > most) most = n;
+// The schedule for `tiles` tiles of `k_tiles` each on `slots` resident blocks: stream-K where its predicted
+// time (partials at `partial_cost` k-tiles each) beats whole tiles; `enabled` false: whole tiles only
+// (grid = min(tiles, slots)).
+inline Plan plan(long long tiles, int k_tiles, int slots, double partial_cost = kPartialCost, bool enabled = true) {
+  Plan whole;
+  whole.tiles = tiles;
+  whole.k_tiles = k_tiles;
+  whole.dp_tiles = tiles;
+  whole.grid = static_cast<int>(tiles < slots ? tiles : slots);
+  if (!enabled || tiles == 0 || slots <= 1 || tiles % slots == 0 || k_tiles < kMinShare) return whole;
+  Plan best = whole;
+  double best_time = predicted_k_tiles(whole, partial_cost);
+  auto consider = [&](const Plan& p) {
+    const double t = predicted_k_tiles(p, partial_cost);
+    if (t < best_time) {
+      best = p;
+      best_time = t;
+    }
+  };
+  if (tiles > slots) {  // the last full wave and the remainder, shared by every block
+    Plan p = whole;
+    p.dp_tiles = tiles - (tiles % slots + slots);
+    p.sk_blocks = slots;
+    consider(p);
+    return best;
   }
-  return most;
+  // Fewer tiles than blocks: split each tile's K evenly, as many ways as pays.
+  for (long long splits = 2; splits <= kMaxSplits && tiles * splits <= slots && splits * kMinShare <= k_tiles; ++splits) {
+    Plan p = whole;
+    p.dp_tiles = 0;
+    p.sk_blocks = static_cast<int>(tiles * splits);
+    p.grid = p.sk_blocks;
+    consider(p);
+  }
+  return best;
 }
 
 }  // namespace ks::gemm::stream_k

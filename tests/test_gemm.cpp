@@ -440,9 +440,10 @@ TEST(DmmaTmaRule, TmaWhereItScoresAboveDmmaAndCanRun) {
     EXPECT_EQ(why.rfind("tma 128x128x32", 0), 0u) << why;
   }
   // 1024^3: 64 tiles of 128 x 128 would leave half of the SMs idle; split two ways along K they fill 128 of 132,
-  // and the score counts the partial each owner reads: 1.05 x 64 x 32 / (132 x (16 + 2)).
+  // and the score counts the partial each owner reads: 1.05 x 64 x 32 / (132 x (16 + kPartialCost)).
   EXPECT_TRUE(dmma::tma_wins(1024, 1024, 1024, t, true, true, &why)) << why;
-  EXPECT_NEAR(dmma::tma_score(1024, 1024, 1024, t, true, true), dmma::kTmaSpeed * 64 * 32 / (132.0 * 18), 1e-12);
+  EXPECT_NEAR(dmma::tma_score(1024, 1024, 1024, t, true, true),
+              dmma::kTmaSpeed * 64 * 32 / (132.0 * (16 + stream_k::kPartialCost)), 1e-12);
   // Small C with deep K: dmma splits K 16 ways over 64x64 tiles; the TMA kernel splits 4 tiles at most 4 ways.
   EXPECT_FALSE(dmma::tma_wins(256, 256, 4096, t, true, true, &why));
   EXPECT_NE(why.find("too small"), std::string::npos) << why;
@@ -452,8 +453,9 @@ TEST(DmmaTmaRule, TmaWhereItScoresAboveDmmaAndCanRun) {
   EXPECT_FALSE(dmma::tma_wins(8192, 8192, 8192, t, false, true, &why));
   EXPECT_NE(why.find("sm_90a"), std::string::npos) << why;
   // 4096^3: 1024 tiles of 128 k-tiles; 6 waves whole (792 tiles), the last wave and the remainder (232 tiles)
-  // shared, at most 225 k-tiles a block: 768 + 225 + one partial's 2, against 8 waves (1024) without stream-K.
-  EXPECT_NEAR(dmma::tma_score(4096, 4096, 4096, t, true, true), dmma::kTmaSpeed * 1024 * 128 / (132.0 * 995), 1e-12);
+  // shared, at most 225 k-tiles a block: 768 + 225 + one partial, against 8 waves (1024) without stream-K.
+  EXPECT_NEAR(dmma::tma_score(4096, 4096, 4096, t, true, true),
+              dmma::kTmaSpeed * 1024 * 128 / (132.0 * (993 + stream_k::kPartialCost)), 1e-12);
   // 4224^2 (33 x 33 = 1089 tiles, 8.25 waves) shallow: K = 96 is 3 k-tiles, too few to share; the wave fill.
   EXPECT_NEAR(dmma::tma_score(4224, 4224, 96, t, true, true), dmma::kTmaSpeed * 1089.0 / (9 * 132), 1e-12);
   EXPECT_EQ(dmma::tma_score(4096, 4096, 4096, t, true, false), 0.0);
@@ -461,14 +463,14 @@ TEST(DmmaTmaRule, TmaWhereItScoresAboveDmmaAndCanRun) {
 
 // The stream-K schedule (gemm/stream_k.hpp), walked as the kernel walks it: every k-tile of every tile exactly
 // once; at most one partial piece per block, walked first; every partial tile has one owner, whose wait list
-// (blocks below it while shares_tile) is exactly the blocks that hold the tile's partials; shares within one
+// (partials_of blocks below it) is exactly the blocks that hold the tile's partials; shares within one
 // k-tile of each other; the grid within the resident slots.
 TEST(StreamK, EveryKTileOnceAndEveryPartialOwned) {
   namespace sk = stream_k;
-  for (long long tiles : {1LL, 3LL, 64LL, 131LL, 132LL, 133LL, 256LL, 576LL, 1024LL, 1089LL, 4096LL})
-    for (int k_tiles : {0, 1, 3, 4, 7, 32, 94, 128, 1025})
+  for (long long tiles : {1LL, 3LL, 64LL, 131LL, 132LL, 133LL, 256LL, 512LL, 576LL, 1024LL, 1089LL, 4096LL})
+    for (int k_tiles : {0, 1, 3, 4, 7, 32, 94, 128, 1025, 2049})
       for (int slots : {1, 2, 132, 264}) {
-        const sk::Plan p = sk::plan(tiles, k_tiles, slots);
+        const sk::Plan p = sk::plan(tiles, k_tiles, slots, 0.0);  // free partials: stream-K wherever it can
         const std::string at = std::to_string(tiles) + " tiles, " + std::to_string(k_tiles) + " k-tiles, " +
                                std::to_string(slots) + " slots";
         ASSERT_GE(p.grid, 1) << at;
@@ -480,19 +482,20 @@ TEST(StreamK, EveryKTileOnceAndEveryPartialOwned) {
         long long least = -1, most = 0;
         for (int v = 0; v < p.grid; ++v) {
           int partials = 0;
-          for (long long u = 0; u < p.unit_count(v); ++u) {
-            const sk::Unit w = p.unit(v, u);
+          const sk::Plan::Share sh = p.share(v);
+          for (long long u = 0; u < sh.units; ++u) {
+            const sk::Unit w = p.unit(v, sh, u);
             ASSERT_TRUE(w.tile >= 0 && w.tile < tiles && 0 <= w.kb && w.ke <= k_tiles &&
                         (w.kb < w.ke || (k_tiles == 0 && w.kb == 0 && w.ke == 0)))
                 << at << ": block " << v << " unit " << u;
             for (int k = w.kb; k < w.ke; ++k) ++covered[w.tile][k];
             if (w.piece == sk::Piece::Partial) {
               ++partials;
-              EXPECT_EQ(u, p.dp_count(v)) << at << ": a partial is its block's first stream-K piece";
+              EXPECT_EQ(u, sh.dp) << at << ": a partial is its block's first stream-K piece";
               partial_blocks[w.sk_tile].insert(v);
             } else if (w.piece == sk::Piece::Owner) {
               std::set<int> waits;
-              for (int o = v - 1; p.shares_tile(o, w.sk_tile); --o) waits.insert(o);
+              for (int o = v - 1, n = p.partials_of(sh, w.sk_tile); n > 0; --o, --n) waits.insert(o);
               owners[w.sk_tile].emplace_back(v, waits);
               partial_blocks[w.sk_tile];  // an owner without partials fails below
             } else {
@@ -519,27 +522,35 @@ TEST(StreamK, EveryKTileOnceAndEveryPartialOwned) {
       }
 }
 
-TEST(StreamK, SharesTheLastWaveOnly) {
+TEST(StreamK, SharesTheLastWaveWherePredictedFaster) {
   namespace sk = stream_k;
-  // 3000^3 in 128 x 128 x 32 tiles: 576 tiles of 94 k-tiles on 132 SMs: 3 waves whole, 180 tiles shared.
+  const double c = sk::kPartialCost;
+  // 3000^3 in 128 x 128 x 32 tiles: 576 tiles of 94 k-tiles on 132 SMs: 3 waves whole, 180 tiles shared:
+  // 3 x 94 + 129 + one partial, against 5 x 94 whole.
   sk::Plan p = sk::plan(576, 94, 132);
   EXPECT_EQ(p.dp_tiles, 396);
   EXPECT_EQ(p.sk_blocks, 132);
   EXPECT_EQ(p.grid, 132);
-  EXPECT_EQ(sk::longest_share(p), 3 * 94 + 129);  // 180 x 94 / 132 = 128.2 k-tiles a block; 5 x 94 without
-  // 1024^3: 64 tiles, 32 k-tiles: split in 2 (3 would need 192 blocks), 16 k-tiles each.
+  EXPECT_DOUBLE_EQ(sk::predicted_k_tiles(p, c), 3 * 94 + 129 + c);
+  EXPECT_DOUBLE_EQ(sk::predicted_k_tiles(sk::plan(576, 94, 132, c, false), c), 5 * 94);
+  // 2048^3: 256 tiles of 64 k-tiles: shares of 125 plus a partial are no faster than 2 waves of 64: whole.
+  EXPECT_EQ(sk::plan(256, 64, 132).sk_blocks, 0);
+  EXPECT_EQ(sk::plan(256, 64, 132, 0.0).sk_blocks, 132);  // free partials would share
+  // 1024^3: 64 tiles, 32 k-tiles: split 2 ways (3 would need 192 blocks): 16 + one partial against 32.
   p = sk::plan(64, 32, 132);
   EXPECT_EQ(p.sk_blocks, 128);
   EXPECT_EQ(p.grid, 128);
-  EXPECT_EQ(sk::longest_share(p), 16);
+  EXPECT_DOUBLE_EQ(sk::predicted_k_tiles(p, c), 16 + c);
   // A whole number of waves, too few k-tiles, or stream-K off: whole tiles only.
-  for (const sk::Plan& q : {sk::plan(1056, 128, 132), sk::plan(1024, 3, 132), sk::plan(1024, 128, 132, false)}) {
+  for (const sk::Plan& q : {sk::plan(1056, 128, 132), sk::plan(1024, 3, 132), sk::plan(1024, 128, 132, c, false)}) {
     EXPECT_EQ(q.sk_blocks, 0);
     EXPECT_EQ(q.dp_tiles, q.tiles);
   }
-  // One tile on the GPU: at most kMaxSplits ways, each at least kMinShare deep.
+  // One tile: as many ways as pay, at most kMaxSplits, each at least kMinShare deep. 1000 k-tiles: 4 ways
+  // (250 + 3 partials); 12: 2 ways (6 + 1 beats 4 + 2 and 12); 9: whole (5 + 1 partial is not below 9).
   EXPECT_EQ(sk::plan(1, 1000, 132).sk_blocks, sk::kMaxSplits);
-  EXPECT_EQ(sk::plan(1, 2 * sk::kMinShare + 1, 132).sk_blocks, 2);
+  EXPECT_EQ(sk::plan(1, 12, 132).sk_blocks, 2);
+  EXPECT_EQ(sk::plan(1, 9, 132).sk_blocks, 0);
 }
 
 TEST(DmmaRule, SplitCountFillsTheSlotsWithinBounds) {
@@ -872,8 +883,8 @@ TEST(DmmaTmaStreamK, EverySchedulePassesRepeatedly) {
   };
   const Case cases[] = {
       {{2900, 3000, 300, 2902, 302, 2901}, 0.5, "stream-K: 396 whole tiles, 156 shared by 132 blocks"},
-      {{640, 1000, 500}, 0.0, "40 tiles, K split 3 ways"},
-      {{2048, 64, 518}, -1.0, "16 tiles, K split 4 ways"},
+      {{640, 1000, 2000}, 0.0, "40 tiles, K split 3 ways"},
+      {{2048, 64, 4000}, -1.0, "16 tiles, K split 4 ways"},
       {{1400, 1536, 200, 1402}, 0.0, "132 whole tiles"},
   };
   const bool sms_132 = dmma::current_target().sm_count == 132;  // the schedules above are an H100's or H200's
