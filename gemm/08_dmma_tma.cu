@@ -268,11 +268,11 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
             for (int nt = 0; nt < T::NT; ++nt) dmma::mma_16x8x16<dmma::Instr::K16>(acc[mt][nt], af, bf[nt]);
           }
         }
-        // Every lane's loads of this stage must have returned before the warp releases it: ptxas issues the
-        // arrive without waiting for the last fragment loads (it waits for them only at the MMAs that use
-        // them), and a TMA refilling the stage could then overwrite data still being read. The fence makes
-        // each lane wait for its loads (measured: without it, A fragments of the last 16 rows were sometimes
-        // read from the next fill, docs/gemm-notes.md step 19).
+        // Every lane's loads of this stage must have returned before the warp releases it: without the fence
+        // ptxas issued the arrive ahead of the last MMAs and without waiting for their fragment loads, so a TMA
+        // refilling the stage could overwrite data still being read. With it the arrive follows the last MMA
+        // (docs/gemm-notes.md step 19: before, the 128 x 64 kernel sometimes got the accumulators of each
+        // warp's last 16 rows, whose A fragments are loaded last, wrong).
         asm volatile("fence.acq_rel.cta;\n" ::: "memory");
         __syncwarp();
         if (lane == 0) bar_arrive(smem_addr(&empty[stage]));

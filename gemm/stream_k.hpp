@@ -9,7 +9,8 @@
 // partial accumulators. As in its "data-parallel + two-tile stream-K" hybrid, only the last full wave and the
 // remainder are shared (each block's share is then at least one tile deep, so a tile has at most two
 // pieces); the waves before run whole tiles. Where C has fewer tiles than blocks, each tile's K is split
-// into `splits` equal shares, a split-K inside the same kernel.
+// into `splits` equal shares, a split-K inside the same kernel. Either only where the predicted time, each
+// partial priced at kPartialCost k-tiles, beats whole tiles (plan() below).
 //
 // The walk of block v (its ticket: blocks take tickets in the order they start, so a block only ever waits
 // for blocks that started before it and are resident or done):
