@@ -403,8 +403,7 @@ stream_k::Plan plan_for(const GemmArgs& a, const Readiness& r, bool shared) {
 
 std::string describe(const stream_k::Plan& p) {
   if (p.sk_blocks == 0) return std::to_string(p.tiles) + " whole tiles on " + std::to_string(p.grid) + " blocks";
-  if (p.dp_tiles == 0 && p.tiles < p.grid)
-    return std::to_string(p.tiles) + " tiles, K split " + std::to_string(p.sk_blocks / p.tiles) + " ways";
+  if (p.splits() > 0) return std::to_string(p.tiles) + " tiles, K split " + std::to_string(p.splits()) + " ways";
   return "stream-K: " + std::to_string(p.dp_tiles) + " whole tiles, " + std::to_string(p.tiles - p.dp_tiles) +
          " shared by " + std::to_string(p.sk_blocks) + " blocks";
 }

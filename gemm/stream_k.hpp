@@ -56,6 +56,8 @@ struct Plan {
   KS_SK_HD long long sk_iters() const { return (tiles - dp_tiles) * k_tiles; }
   // The first stream-K iteration of block v (v in [0, sk_blocks]); shares differ by at most one.
   KS_SK_HD long long begin(int v) const { return sk_iters() * v / sk_blocks; }
+  // Where C has fewer tiles than blocks, the ways each tile's K is split; 0 for whole tiles and shared waves.
+  KS_SK_HD long long splits() const { return sk_blocks > 0 && dp_tiles == 0 && tiles < grid ? sk_blocks / tiles : 0; }
 
   // What block v needs to walk its units without a division (the kernel computes it once per block, before
   // the warps part, and keeps it in shared memory).
@@ -113,7 +115,7 @@ inline double predicted_k_tiles(const Plan& p, double partial_cost) {
   double t = static_cast<double>(rounds) * p.k_tiles;
   if (p.sk_blocks > 0) {
     const long long share = (p.sk_iters() + p.sk_blocks - 1) / p.sk_blocks;
-    const long long partials = p.dp_tiles == 0 && p.tiles < p.grid ? p.sk_blocks / p.tiles - 1 : 1;
+    const long long partials = p.splits() > 0 ? p.splits() - 1 : 1;
     t += static_cast<double>(share) + partial_cost * static_cast<double>(partials);
   }
   return t;
