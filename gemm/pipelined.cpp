@@ -28,13 +28,37 @@ std::string mib(double bytes) {
   return b;
 }
 
-// The largest block of rows of A (M, or a multiple of 64) that fits `avail` bytes beside two panels of B and two
+// The largest block of rows of A (M, or a multiple of 64) that fits `avail` bytes beside `slots` panels of B and
 // tiles of C of nt columns; 0 when not even 64 rows (or M, if smaller) fit.
-long long rows_that_fit(double avail, long long M, long long K, long long nt) {
-  auto bytes = [&](long long mt) { return kBytes * (mt * K + 2 * K * nt + 2 * mt * nt); };
+long long rows_that_fit(double avail, long long M, long long K, long long nt, long long slots) {
+  auto bytes = [&](long long mt) { return kBytes * (mt * K + slots * (K * nt + mt * nt)); };
   if (bytes(M) <= avail) return M;
-  const long long mt = static_cast<long long>((avail - 2 * kBytes * K * nt) / (kBytes * (K + 2 * nt))) / 64 * 64;
+  const long long mt =
+      static_cast<long long>((avail - slots * kBytes * K * nt) / (kBytes * (K + slots * nt))) / 64 * 64;
   return mt >= 64 && mt < M ? mt : 0;
+}
+
+// The modelled duration of one op (ms).
+double duration(const Op& op, const PlanInput& in) {
+  const double h2d = in.h2d_gbs * 1e6, d2h = in.d2h_gbs * 1e6;  // bytes per ms
+  const double rows = op.rows, cols = op.cols, depth = op.k1 - op.k0;
+  switch (op.kind) {
+    case Op::SendA: return kBytes * rows * depth / h2d;
+    case Op::SendB: return kBytes * depth * cols / h2d;
+    case Op::SendC: return kBytes * rows * cols / h2d;
+    case Op::Return: return kBytes * rows * cols / d2h;
+    case Op::Multiply: return 2.0 * rows * cols * depth / (in.tflops * 1e9 * cols / (cols + kThinColumns)) + kLaunchMs;
+  }
+  return 0;
+}
+
+// A device's share of the panels: [first, first + count).
+struct Share {
+  int first, count;
+};
+Share share_of(int col_panels, int devices, int d) {
+  const int first = static_cast<int>(static_cast<long long>(col_panels) * d / devices);
+  return {first, static_cast<int>(static_cast<long long>(col_panels) * (d + 1) / devices) - first};
 }
 
 }  // namespace
@@ -42,51 +66,172 @@ long long rows_that_fit(double avail, long long M, long long K, long long nt) {
 std::string Plan::str() const {
   char b[320];
   std::snprintf(b, sizeof b,
-                "mt %d, nt %d: %d row block%s x %d panel%s, %s on each device; predicted %.3g ms "
-                "(link %.3g, products %.3g, fill %.3g, tail %.3g)",
-                mt, nt, row_blocks, row_blocks == 1 ? "" : "s", col_panels, col_panels == 1 ? "" : "s",
-                mib(static_cast<double>(device_bytes)).c_str(), predicted_ms, link_ms, compute_ms, fill_ms, tail_ms);
+                "mt %d, nt %d: %d row block%s x %d panel%s, %d lead, %d chunk%s of A, %s on each device; "
+                "predicted %.3g ms (link %.3g, products %.3g)",
+                mt, nt, row_blocks, row_blocks == 1 ? "" : "s", col_panels, col_panels == 1 ? "" : "s", lead, a_chunks,
+                a_chunks == 1 ? "" : "s", mib(static_cast<double>(device_bytes)).c_str(), predicted_ms, link_ms,
+                compute_ms);
   return b;
 }
 
+std::vector<Op> schedule(const Plan& p, const PlanInput& in, int first_panel, int panels) {
+  std::vector<Op> ops;
+  if (panels <= 0 || in.M <= 0 || in.N <= 0) return ops;
+  const int M = in.M, N = in.N, K = in.K, S = p.slots;
+  std::vector<int> slot_last_multiply(S, -1), slot_return(S, -1);
+  int tile = 0, last_multiply = -1, previous_block = -1;  // tiles so far (they take the slots in turn); the last
+                                                          // product, and the last over the previous block of A
+  auto push = [&](Op op) {
+    ops.push_back(op);
+    return static_cast<int>(ops.size()) - 1;
+  };
+  for (int r0 = 0; r0 < M; r0 += p.mt) {
+    const int rows = std::min(p.mt, M - r0), chunks = std::min(p.a_chunks, std::max(1, K));
+    const int lead = std::min(p.lead, panels);
+    std::vector<int> a_op(chunks);
+    struct Panel {
+      int slot, c0, cols, b_op, c_op, last;
+    };
+    std::vector<Panel> panel(panels);
+    auto k_at = [&](int q) { return static_cast<int>(static_cast<long long>(K) * q / chunks); };
+    auto send_a = [&](int q) {
+      Op op{.kind = Op::SendA, .r0 = r0, .rows = rows, .k0 = k_at(q), .k1 = k_at(q + 1)};
+      op.deps[0] = q == 0 ? previous_block : -1;  // A's buffer is free once the last block's products are done
+      a_op[q] = push(op);
+    };
+    auto send_panel = [&](int j) {
+      Panel& pn = panel[j];
+      pn.slot = (tile + j) % S;
+      pn.c0 = (first_panel + j) * p.nt;
+      pn.cols = std::min(p.nt, N - pn.c0);
+      Op b{.kind = Op::SendB, .r0 = r0, .rows = rows, .c0 = pn.c0, .cols = pn.cols, .k0 = 0, .k1 = K, .slot = pn.slot};
+      b.deps[0] = slot_last_multiply[pn.slot];  // the slot's last tile has multiplied
+      pn.b_op = push(b);
+      pn.c_op = -1;
+      if (in.beta_nonzero) {
+        Op c{.kind = Op::SendC, .r0 = r0, .rows = rows, .c0 = pn.c0, .cols = pn.cols, .slot = pn.slot};
+        c.deps[0] = slot_return[pn.slot];  // and gone home
+        pn.c_op = push(c);
+      }
+    };
+    // Panel j's product over A's chunk q (-1: all of k, after the last chunk).
+    auto multiply = [&](int j, int q) {
+      Panel& pn = panel[j];
+      const bool first = q <= 0;
+      Op op{.kind = Op::Multiply, .r0 = r0, .rows = rows, .c0 = pn.c0, .cols = pn.cols,
+            .k0 = q < 0 ? 0 : k_at(q), .k1 = q < 0 ? K : k_at(q + 1), .slot = pn.slot, .first = first};
+      op.deps[0] = pn.b_op;
+      op.deps[1] = a_op[q < 0 ? chunks - 1 : q];
+      op.deps[2] = first ? (in.beta_nonzero ? pn.c_op : slot_return[pn.slot]) : -1;
+      pn.last = slot_last_multiply[pn.slot] = last_multiply = push(op);
+    };
+    auto send_home = [&](int j) {
+      Op op{.kind = Op::Return, .r0 = r0, .rows = rows, .c0 = panel[j].c0, .cols = panel[j].cols,
+            .slot = panel[j].slot};
+      op.deps[0] = panel[j].last;
+      slot_return[panel[j].slot] = push(op);
+    };
+    // The lead: A's chunks and the lead panels in turn, equal bytes of each while both last (the products
+    // available grow as chunks x panels, so the first products come soonest that way), every product as soon as
+    // its chunk and its panel are there; a lead tile goes home after its product over the last chunk.
+    for (int sa = 0, sb = 0; sa < chunks || sb < lead;) {
+      const double a_sent = static_cast<double>(k_at(sa)) * rows, b_sent = static_cast<double>(sb) * K * p.nt;
+      if (sb == lead || (sa < chunks && a_sent <= b_sent)) {
+        send_a(sa);
+        for (int g = 0; g < sb; ++g) {
+          multiply(g, sa);
+          if (sa == chunks - 1) send_home(g);
+        }
+        ++sa;
+      } else {
+        send_panel(sb);
+        for (int q = 0; q < sa; ++q) multiply(sb, q);
+        if (sa == chunks) send_home(sb);
+        ++sb;
+      }
+    }
+    for (int j = lead; j < panels; ++j) {
+      send_panel(j);
+      multiply(j, -1);
+      send_home(j);
+    }
+    previous_block = last_multiply;
+    tile += panels;
+  }
+  return ops;
+}
+
+double simulate(const std::vector<Op>& ops, const PlanInput& in) {
+  std::vector<double> end(ops.size());
+  double stream_end[3] = {0, 0, 0};
+  for (std::size_t i = 0; i < ops.size(); ++i) {
+    const Op& op = ops[i];
+    double start = stream_end[Op::stream(op.kind)];
+    for (int d : op.deps)
+      if (d >= 0) start = std::max(start, end[d]);
+    end[i] = stream_end[Op::stream(op.kind)] = start + duration(op, in);
+  }
+  return std::max({stream_end[0], stream_end[1], stream_end[2]});
+}
+
 Plan plan(const PlanInput& in) {
-  if (in.M < 0 || in.N < 0 || in.K < 0 || in.h2d_gbs <= 0 || in.d2h_gbs <= 0 || in.tflops <= 0 || in.devices < 1)
+  if (in.M < 0 || in.N < 0 || in.K < 0 || in.h2d_gbs <= 0 || in.d2h_gbs <= 0 || in.tflops <= 0 || in.devices < 1 ||
+      in.nt < 0 || in.lead < 0 || in.chunks < 0)
     throw std::invalid_argument("pipelined plan: M, N, K >= 0, link bandwidths, rate and devices > 0 needed");
   const long long M = std::max(1, in.M), K = std::max(1, in.K), d = in.devices;
   const long long n_dev = (std::max(1, in.N) + d - 1) / d;  // columns of C per device
   const double avail = static_cast<double>(in.budget_bytes) - static_cast<double>(kDeviceOverheadBytes);
   std::vector<long long> widths;
-  for (long long w = 64; w < n_dev && w <= 8192; w *= 2) widths.push_back(w);
-  if (n_dev <= 8192) widths.push_back(n_dev);
+  if (in.nt > 0) {
+    widths.push_back(in.nt);
+  } else {
+    for (long long w = 64; w < n_dev && w <= 8192; w *= 2) widths.push_back(w);
+    if (n_dev <= 8192) widths.push_back(n_dev);
+  }
   Plan best;
   for (long long nt : widths) {
-    const long long mt = avail > 0 ? rows_that_fit(avail, M, K, nt) : 0;
-    if (mt == 0) continue;
-    Plan p;
-    p.mt = static_cast<int>(mt);
-    p.nt = static_cast<int>(nt);
-    p.row_blocks = static_cast<int>((M + mt - 1) / mt);
-    p.col_panels = static_cast<int>((std::max(1, in.N) + nt - 1) / nt);
-    p.device_bytes = static_cast<std::size_t>(kBytes * (mt * K + 2 * K * nt + 2 * mt * nt)) + kDeviceOverheadBytes;
-    const double a = kBytes * M * K, b = kBytes * K * n_dev, c = kBytes * M * n_dev;
-    p.h2d_bytes = a + p.row_blocks * b + (in.beta_nonzero ? c : 0);
-    const double h2d = in.h2d_gbs * 1e6, d2h = in.d2h_gbs * 1e6;  // bytes per ms
-    const double rate = in.tflops * 1e9 * static_cast<double>(nt) / static_cast<double>(nt + 96);  // flop per ms
-    const double last_tile_back = kBytes * mt * nt / d2h;
-    p.a_chunks = static_cast<int>(std::clamp(std::ceil(kBytes * mt * K / kAChunkBytes), 1.0,
-                                             static_cast<double>(std::min<long long>(kMaxAChunks, K))));
-    p.link_ms = p.h2d_bytes / h2d;
-    p.compute_ms = 2.0 * M * n_dev * K / rate;
-    p.fill_ms = kBytes * (static_cast<double>(mt) * K / p.a_chunks + K * nt) / h2d;
-    p.tail_ms = 2.0 * mt * nt * K / rate + last_tile_back;
-    p.predicted_ms = std::max(p.link_ms + p.tail_ms, p.fill_ms + p.compute_ms + last_tile_back);
-    if (best.mt == 0 || p.predicted_ms < best.predicted_ms) best = p;
+    const int col_panels = static_cast<int>((std::max(1, in.N) + nt - 1) / nt);
+    Share most{0, 0};  // the device with the most panels: the one the product waits for
+    for (int dev = 0; dev < d; ++dev)
+      if (const Share sh = share_of(col_panels, static_cast<int>(d), dev); sh.count > most.count) most = sh;
+    std::vector<int> leads;
+    if (in.lead > 0) {
+      leads.push_back(std::min(in.lead, most.count));
+    } else {
+      for (int l = 1; l < most.count; l = l < 4 ? l + 1 : l * 3 / 2) leads.push_back(l);
+      leads.push_back(most.count);
+    }
+    for (int lead : leads) {
+      Plan p;
+      p.lead = lead;
+      p.slots = std::max(2, std::min(lead + 1, most.count));
+      const long long mt = avail > 0 ? rows_that_fit(avail, M, K, nt, p.slots) : 0;
+      if (mt == 0) break;  // more lead panels need more memory still
+      p.mt = static_cast<int>(mt);
+      p.nt = static_cast<int>(nt);
+      p.row_blocks = static_cast<int>((M + mt - 1) / mt);
+      p.col_panels = col_panels;
+      p.device_bytes =
+          static_cast<std::size_t>(kBytes * (mt * K + p.slots * (K * nt + mt * nt))) + kDeviceOverheadBytes;
+      const double a = kBytes * M * K, b = kBytes * K * n_dev, c = kBytes * M * n_dev;
+      p.h2d_bytes = a + p.row_blocks * b + (in.beta_nonzero ? c : 0);
+      p.link_ms = p.h2d_bytes / (in.h2d_gbs * 1e6);
+      p.a_chunks = in.chunks > 0 ? static_cast<int>(std::min<long long>(in.chunks, K))
+                                 : static_cast<int>(std::clamp(std::ceil(kBytes * mt * K / kAChunkBytes), 1.0,
+                                                               static_cast<double>(std::min<long long>(kMaxAChunks, K))));
+      const std::vector<Op> ops = schedule(p, in, most.first, most.count);
+      for (const Op& op : ops)
+        if (op.kind == Op::Multiply) p.compute_ms += duration(op, in);
+      p.predicted_ms = simulate(ops, in);
+      if (best.mt == 0 || p.predicted_ms < best.predicted_ms) best = p;
+    }
   }
   if (best.mt == 0)
     throw std::invalid_argument(
         "pipelined: a device-memory budget of " + mib(static_cast<double>(in.budget_bytes)) + " holds not even one " +
-        std::to_string(std::min<long long>(64, M)) + "-row block of A with two 64-column panels of B and tiles of C (K = " +
-        std::to_string(K) + ") beside the " + mib(kDeviceOverheadBytes) + " each device keeps for workspaces");
+        std::to_string(std::min<long long>(64, M)) + "-row block of A with two " +
+        std::to_string(in.nt > 0 ? in.nt : 64) + "-column panels of B and tiles of C (K = " + std::to_string(K) +
+        ") beside the " + mib(kDeviceOverheadBytes) + " each device keeps for workspaces");
   return best;
 }
 
@@ -129,18 +274,14 @@ struct DeviceWork {
   int first_panel = 0, panels = 0;  // this device's column panels of C
   Stream h2d, compute, d2h;
   std::unique_ptr<ExecContext> ctx;
-  DeviceBuffer<double> a_block, b[2], c[2];
-  Event a_chunk[kMaxAChunks], block_done{cudaEventDisableTiming};
-  Event b_ready[2], b_free[2], c_ready[2], c_done[2], c_free[2];
+  DeviceBuffer<double> a_block;
+  std::vector<DeviceBuffer<double>> b, c;  // the plan's slots: a panel of B, a tile of C
+  std::vector<Op> ops;                     // the schedule
+  std::vector<Event> done;                 // per op: recorded after it where an op of another stream waits for it
+  std::vector<char> awaited;
   Event t_start, t_h2d_end, t_compute_begin, t_compute_end, t_d2h_end;  // timing: the timeline
   std::unique_ptr<Ring> up, down;  // staging for pageable operands
   double h2d_ms = 0, compute_ms = 0, compute_begin_ms = 0, d2h_ms = 0;
-
-  DeviceWork() {
-    for (auto* set : {b_ready, b_free, c_ready, c_done, c_free})
-      for (int i = 0; i < 2; ++i) set[i] = Event(cudaEventDisableTiming);
-    for (Event& e : a_chunk) e = Event(cudaEventDisableTiming);
-  }
 };
 
 }  // namespace
@@ -167,8 +308,7 @@ struct Product::Impl {
       CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
       budget = free_bytes / 10 * 9;
     }
-    PlanInput in{M, N, K, beta != 0.0, budget, config.h2d_gbs, config.d2h_gbs,
-                 config.tflops > 0 ? config.tflops : 20.0, static_cast<int>(config.devices.size())};
+    PlanInput in = plan_input(budget);
     plan = pipelined::plan(in);
     set_up();
     if (config.tflops <= 0) {  // the rule's rate from the variant itself on one tile, then plan again
@@ -184,18 +324,26 @@ struct Product::Impl {
 
   void set_up() {
     const int devices = static_cast<int>(config.devices.size());
+    const PlanInput in = plan_input(0);
     for (int d = 0; d < devices; ++d) {
       CUDA_CHECK(cudaSetDevice(config.devices[d]));
       auto w = std::make_unique<DeviceWork>();
       w->device = config.devices[d];
-      w->first_panel = plan.col_panels * d / devices;
-      w->panels = plan.col_panels * (d + 1) / devices - w->first_panel;
+      const Share sh = share_of(plan.col_panels, devices, d);
+      w->first_panel = sh.first;
+      w->panels = sh.count;
       w->ctx = std::make_unique<ExecContext>(w->compute.get());
       w->a_block = DeviceBuffer<double>(static_cast<std::size_t>(plan.mt) * K);
-      for (int i = 0; i < 2; ++i) {
-        w->b[i] = DeviceBuffer<double>(static_cast<std::size_t>(K) * plan.nt);
-        w->c[i] = DeviceBuffer<double>(static_cast<std::size_t>(plan.mt) * plan.nt);
+      for (int i = 0; i < plan.slots; ++i) {
+        w->b.emplace_back(static_cast<std::size_t>(K) * plan.nt);
+        w->c.emplace_back(static_cast<std::size_t>(plan.mt) * plan.nt);
       }
+      w->ops = schedule(plan, in, w->first_panel, w->panels);
+      w->awaited.assign(w->ops.size(), 0);
+      for (const Op& op : w->ops)
+        for (int dep : op.deps)
+          if (dep >= 0 && Op::stream(w->ops[dep].kind) != Op::stream(op.kind)) w->awaited[dep] = 1;
+      for (std::size_t i = 0; i < w->ops.size(); ++i) w->done.emplace_back(cudaEventDisableTiming);
       if (!host.pinned) {  // staging rings, used when config.pageable is Stage
         const std::size_t slot = std::max<std::size_t>({std::size_t(32) << 20, std::size_t(8) * plan.mt,
                                                         std::size_t(8) * std::max(K, 1)});
@@ -204,6 +352,12 @@ struct Product::Impl {
       }
       work.push_back(std::move(w));
     }
+  }
+
+  PlanInput plan_input(std::size_t budget) const {
+    return {M,           N,           K, beta != 0.0, budget, config.h2d_gbs, config.d2h_gbs,
+            config.tflops > 0 ? config.tflops : 20.0, static_cast<int>(config.devices.size()), config.nt,
+            config.lead, config.chunks};
   }
 
   // TFLOP/s of the variant on one tile of the plan (device data of a non-zero byte pattern; untimed setup).
@@ -294,74 +448,44 @@ struct Product::Impl {
     }
   }
 
-  // A block of A's rows, and how it crosses: in chunks of whole columns (ranges of k: wide copies).
-  struct Block {
-    int r0, rows, chunks, K;
-    int chunk_col(int q) const { return static_cast<int>(static_cast<long long>(K) * q / chunks); }
-  };
-
-  // This device's share: its panels of C, block by block of A's rows.
+  // This device's share: its schedule's ops in order, each on its stream after the ops it waits for.
   void run_device(DeviceWork& w) {
     CUDA_CHECK(cudaSetDevice(w.device));
-    w.t_start.record(w.h2d.get());
-    CUDA_CHECK(cudaStreamWaitEvent(w.compute.get(), w.t_start.get(), 0));
-    CUDA_CHECK(cudaStreamWaitEvent(w.d2h.get(), w.t_start.get(), 0));
-    int tile = 0;
-    for (int r0 = 0; r0 < M; r0 += plan.mt) {
-      const Block b{r0, std::min(plan.mt, M - r0), std::min(plan.a_chunks, std::max(1, K)), K};
-      if (r0 > 0) CUDA_CHECK(cudaStreamWaitEvent(w.h2d.get(), w.block_done.get(), 0));  // A's buffer is free again
-      // The block's first chunk of A now, the others after the first panel of B, so that the first products wait
-      // for one chunk and one panel, not for all of A.
-      send_a_chunks(w, b, 0, 1);
-      for (int p = w.first_panel; p < w.first_panel + w.panels; ++p, ++tile) run_panel(w, b, p, tile);
-      w.block_done.record(w.compute.get());
+    const cudaStream_t streams[3] = {w.h2d.get(), w.compute.get(), w.d2h.get()};
+    w.t_start.record(streams[0]);
+    CUDA_CHECK(cudaStreamWaitEvent(streams[1], w.t_start.get(), 0));
+    CUDA_CHECK(cudaStreamWaitEvent(streams[2], w.t_start.get(), 0));
+    bool computed = false;
+    for (std::size_t i = 0; i < w.ops.size(); ++i) {
+      const Op& op = w.ops[i];
+      const cudaStream_t s = streams[Op::stream(op.kind)];
+      for (int dep : op.deps)
+        if (dep >= 0 && Op::stream(w.ops[dep].kind) != Op::stream(op.kind))
+          CUDA_CHECK(cudaStreamWaitEvent(s, w.done[dep].get(), 0));
+      double* c_host = host.C + op.r0 + static_cast<std::size_t>(op.c0) * host.ldc;
+      double* a_dev = w.a_block.data() + static_cast<std::size_t>(op.k0) * op.rows;
+      switch (op.kind) {
+        case Op::SendA:
+          to_device(w, a_dev, op.rows, host.A + op.r0 + static_cast<std::size_t>(op.k0) * host.lda, host.lda, op.rows,
+                    op.k1 - op.k0, s);
+          break;
+        case Op::SendB:
+          to_device(w, w.b[op.slot].data(), std::max(1, K), host.B + static_cast<std::size_t>(op.c0) * host.ldb,
+                    host.ldb, K, op.cols, s);
+          break;
+        case Op::SendC: to_device(w, w.c[op.slot].data(), op.rows, c_host, host.ldc, op.rows, op.cols, s); break;
+        case Op::Multiply:
+          if (!computed) w.t_compute_begin.record(s);
+          computed = true;
+          gemm::run(variant, {op.rows, op.cols, op.k1 - op.k0, alpha, a_dev, op.rows, w.b[op.slot].data() + op.k0,
+                              std::max(1, K), op.first ? beta : 1.0, w.c[op.slot].data(), op.rows},
+                    *w.ctx);
+          break;
+        case Op::Return: to_host(w, c_host, host.ldc, w.c[op.slot].data(), op.rows, op.rows, op.cols, s); break;
+      }
+      if (w.awaited[i]) w.done[i].record(s);
     }
-    finish_timeline(w, tile > 0);
-  }
-
-  // Chunks [from, to) of the block's A, each with the event its products wait for.
-  void send_a_chunks(DeviceWork& w, const Block& b, int from, int to) {
-    for (int q = from; q < to; ++q) {
-      const int k0 = b.chunk_col(q), k1 = b.chunk_col(q + 1);
-      to_device(w, w.a_block.data() + static_cast<std::size_t>(k0) * b.rows, b.rows,
-                host.A + b.r0 + static_cast<std::size_t>(k0) * host.lda, host.lda, b.rows, k1 - k0, w.h2d.get());
-      w.a_chunk[q].record(w.h2d.get());
-    }
-  }
-
-  // Tile (block b, panel p) of C: B's panel and C's tile up, the products, C's tile down; buffers alternate.
-  void run_panel(DeviceWork& w, const Block& b, int p, int tile) {
-    const cudaStream_t h2d = w.h2d.get(), comp = w.compute.get(), d2h = w.d2h.get();
-    const bool first_panel = p == w.first_panel;
-    const int c0 = p * plan.nt, cols = std::min(plan.nt, N - c0), bs = tile % 2, cs = tile % 2;
-    CUDA_CHECK(cudaStreamWaitEvent(h2d, w.b_free[bs].get(), 0));
-    to_device(w, w.b[bs].data(), std::max(1, K), host.B + static_cast<std::size_t>(c0) * host.ldb, host.ldb, K, cols, h2d);
-    w.b_ready[bs].record(h2d);
-    double* c_host = host.C + b.r0 + static_cast<std::size_t>(c0) * host.ldc;
-    if (beta != 0.0) {
-      CUDA_CHECK(cudaStreamWaitEvent(h2d, w.c_free[cs].get(), 0));
-      to_device(w, w.c[cs].data(), b.rows, c_host, host.ldc, b.rows, cols, h2d);
-      w.c_ready[cs].record(h2d);
-    }
-    if (first_panel) send_a_chunks(w, b, 1, b.chunks);
-    for (const Event* e : {&w.b_ready[bs], beta != 0.0 ? &w.c_ready[cs] : &w.c_free[cs]})
-      CUDA_CHECK(cudaStreamWaitEvent(comp, e->get(), 0));
-    if (tile == 0) w.t_compute_begin.record(comp);
-    // The block's first panel multiplies chunk by chunk as A arrives, accumulating over the chunks' ranges of k
-    // (beta on the first, then 1); the others all of k at once.
-    const int pieces = first_panel ? b.chunks : 1;
-    for (int q = 0; q < pieces; ++q) {
-      const int k0 = first_panel ? b.chunk_col(q) : 0, k1 = first_panel ? b.chunk_col(q + 1) : K;
-      CUDA_CHECK(cudaStreamWaitEvent(comp, w.a_chunk[first_panel ? q : b.chunks - 1].get(), 0));
-      gemm::run(variant, {b.rows, cols, k1 - k0, alpha, w.a_block.data() + static_cast<std::size_t>(k0) * b.rows, b.rows,
-                          w.b[bs].data() + k0, std::max(1, K), q == 0 ? beta : 1.0, w.c[cs].data(), b.rows},
-                *w.ctx);
-    }
-    w.b_free[bs].record(comp);
-    w.c_done[cs].record(comp);
-    CUDA_CHECK(cudaStreamWaitEvent(d2h, w.c_done[cs].get(), 0));
-    to_host(w, c_host, host.ldc, w.c[cs].data(), b.rows, b.rows, cols, d2h);
-    w.c_free[cs].record(d2h);
+    finish_timeline(w, computed);
   }
 
   // Waits for the three streams, brings the last staged pieces home and reads the timeline's events.

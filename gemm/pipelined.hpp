@@ -8,6 +8,15 @@
 // traffic. When it does not (a device-memory budget smaller than A), A goes block by block and B is sent once
 // per block. Several devices split the panels of B (and so the columns of C) between them, one host thread each.
 //
+// Every tile of a block needs all of the block's A, so while A crosses only the panels already on the device
+// can multiply. The block's first `lead` panels therefore cross interleaved with A's chunks (of whole columns,
+// ranges of k), each multiplying chunk by chunk as both arrive; the other panels follow once A is complete.
+// Where products take about as long as the link (8192^3 on an H100), a wide lead keeps the SMs busy during A's
+// crossing instead of leaving all products for after it.
+//
+// The order of the copies and products is one list (schedule()): the product walks it issuing CUDA calls, and
+// the rule walks it with modelled durations (simulate()) to predict the time of each candidate plan.
+//
 // From pinned host memory the copies are DMA from the caller's arrays; from pageable memory they go through a
 // ring of pinned buffers that host threads fill (to the device) and empty (from the device) while the DMA
 // engines work, or through cudaHostRegister of the caller's arrays, whichever measures faster (Pageable).
@@ -30,6 +39,8 @@ struct PlanInput {
   double h2d_gbs = 0, d2h_gbs = 0; // measured link bandwidth per device, GB/s
   double tflops = 0;               // the variant's measured rate on one device
   int devices = 1;
+  int nt = 0, lead = 0;            // panel width and lead panels; 0: the rule chooses
+  int chunks = 0;                  // A's chunks per block; 0: about kAChunkBytes each, at most kMaxAChunks
 };
 
 struct Plan {
@@ -37,30 +48,51 @@ struct Plan {
   int nt = 0;            // columns of a panel of B / tile of C
   int row_blocks = 0;    // ceil(M / mt)
   int col_panels = 0;    // ceil(N / nt), split between the devices
-  int a_chunks = 1;      // a block of A crosses in this many chunks of columns; its first panel multiplies (and
-                         // accumulates) chunk by chunk
+  int a_chunks = 1;      // a block of A crosses in this many chunks of columns (ranges of k)
+  int lead = 1;          // a block's first `lead` panels (per device) cross among A's chunks and multiply chunk by
+                         // chunk; the others after all of A
+  int slots = 2;         // panel buffers (B panel and C tile) per device: lead + 1, at least 2
   std::size_t device_bytes = 0;  // what one device holds
   double h2d_bytes = 0;          // what crosses to one device
-  double link_ms = 0, compute_ms = 0, fill_ms = 0, tail_ms = 0, predicted_ms = 0;
-  std::string str() const;       // "mt 4096, nt 128: 1 row block x 32 panels, 304 MiB on each device; predicted
-                                 // 5.9 ms (link 4.9, products 2.4, fill 0.7, tail 0.1)"
+  double link_ms = 0;            // h2d_bytes at the link's rate: the bound
+  double compute_ms = 0;         // the products alone, at the modelled rate
+  double predicted_ms = 0;       // the schedule simulated (simulate())
+  std::string str() const;       // "mt 8192, nt 512: 1 row block x 16 panels, 6 lead, 16 chunks of A, 3.2 GiB on
+                                 // each device; predicted 24.1 ms (link 19.7, products 19.9)"
 };
 
 // Memory one device keeps for workspaces and scratch besides the plan's buffers.
 constexpr std::size_t kDeviceOverheadBytes = std::size_t(160) << 20;
 constexpr double kAChunkBytes = 32.0 * (1 << 20);
 constexpr int kMaxAChunks = 16;
+// The model of one product call: 2 m n k / (tflops x n / (n + kThinColumns)) plus kLaunchMs (thin panels multiply
+// below the full rate; each call costs a launch and a wave's ramp).
+constexpr double kThinColumns = 96;
+constexpr double kLaunchMs = 0.005;
 
-// The plan with the smallest predicted time (below), among panel widths of 64 to 8192 columns and N itself,
-// with MT as large as the budget allows (M when A fits). Throws std::invalid_argument when the budget holds
-// not even one 64-row block of A with two 64-column panels and tiles. Per device, with d devices and N/d columns:
-//   link    = (A + row_blocks x B/d (+ C/d when beta != 0)) / h2d
-//   compute = 2 M (N/d) K / (tflops x nt / (nt + 96))        (thin panels multiply below the full rate)
-//   fill    = (first chunk of A + first panel) / h2d         (nothing multiplies before; a block of A crosses in
-//                                                             up to kMaxAChunks chunks of whole columns, about
-//                                                             kAChunkBytes each)
-//   tail    = the last panel's products + the last tile's return / d2h
-//   time    = max(link + tail, fill + compute + the last tile's return)
+// One step of a device's schedule, on the stream of its kind (copies to the device, products, copies back).
+struct Op {
+  enum Kind : unsigned char { SendA, SendB, SendC, Multiply, Return };
+  Kind kind = SendA;
+  int r0 = 0, rows = 0;  // rows of A and C (the block)
+  int c0 = 0, cols = 0;  // columns of B and C (the panel; global column index)
+  int k0 = 0, k1 = 0;    // range of k (SendA: A's columns; Multiply: the product's depth)
+  int slot = 0;          // the panel's B and C buffers
+  bool first = false;    // Multiply: the first over this tile (beta applies; later ones accumulate)
+  int deps[3] = {-1, -1, -1};  // earlier ops this one waits for (the stream's own order is implied)
+  static int stream(Kind k) { return k == Multiply ? 1 : k == Return ? 2 : 0; }
+};
+
+// The ops of one device, for its panels [first_panel, first_panel + panels) of the plan, in issue order.
+std::vector<Op> schedule(const Plan& p, const PlanInput& in, int first_panel, int panels);
+// Simulated time of a schedule (ms): each op starts when its stream and the ops it waits for are done, and lasts
+// its bytes over the link (h2d_gbs, d2h_gbs) or its model product time.
+double simulate(const std::vector<Op>& ops, const PlanInput& in);
+
+// The plan with the smallest simulated time, among panel widths of 64 to 8192 columns and N itself and lead
+// counts from 1 to all of a device's panels, with MT as large as the budget allows (M when A fits). The device
+// with the most panels is simulated. Throws std::invalid_argument when the budget holds not even one 64-row block
+// of A with two 64-column panels and tiles.
 Plan plan(const PlanInput& in);
 
 // How pageable input crosses to the device.
@@ -82,6 +114,7 @@ struct Config {
   Pageable pageable = Pageable::Stage;
   double h2d_gbs = 25, d2h_gbs = 25;  // the link, for the rule (kbench passes its measured ceilings)
   double tflops = 0;                  // the variant's rate, for the rule; 0: measured when set up
+  int nt = 0, lead = 0, chunks = 0;  // panel width, lead panels, A's chunks per block; 0: the rule's
 };
 
 // One product from host memory, set up once (device buffers, streams, pinned staging) and run any number of
