@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <exception>
 #include <mutex>
 #include <stdexcept>
@@ -448,7 +449,10 @@ struct Product::Impl {
     }
   }
 
-  // This device's share: its schedule's ops in order, each on its stream after the ops it waits for.
+  // This device's share: its schedule's ops in order, each on its stream after the ops it waits for. With staged
+  // pageable operands the host thread copies through the rings and waits for a ring slot when all are busy; a
+  // tile's return then waits (held, in order) until its slots are free or an op depends on it, so that the host
+  // keeps issuing the copies to the device meanwhile instead of waiting for products that follow them.
   void run_device(DeviceWork& w) {
     CUDA_CHECK(cudaSetDevice(w.device));
     const cudaStream_t streams[3] = {w.h2d.get(), w.compute.get(), w.d2h.get()};
@@ -456,7 +460,7 @@ struct Product::Impl {
     CUDA_CHECK(cudaStreamWaitEvent(streams[1], w.t_start.get(), 0));
     CUDA_CHECK(cudaStreamWaitEvent(streams[2], w.t_start.get(), 0));
     bool computed = false;
-    for (std::size_t i = 0; i < w.ops.size(); ++i) {
+    auto issue = [&](int i) {
       const Op& op = w.ops[i];
       const cudaStream_t s = streams[Op::stream(op.kind)];
       for (int dep : op.deps)
@@ -484,8 +488,40 @@ struct Product::Impl {
         case Op::Return: to_host(w, c_host, host.ldc, w.c[op.slot].data(), op.rows, op.rows, op.cols, s); break;
       }
       if (w.awaited[i]) w.done[i].record(s);
+    };
+    std::deque<int> held;  // staged returns not issued yet
+    auto release_through = [&](int last) {
+      while (!held.empty() && held.front() <= last) {
+        const int j = held.front();
+        held.pop_front();
+        issue(j);
+      }
+    };
+    for (int i = 0; i < static_cast<int>(w.ops.size()); ++i) {
+      for (int dep : w.ops[i].deps)
+        if (dep >= 0 && w.ops[dep].kind == Op::Return) release_through(dep);
+      if (staged() && w.ops[i].kind == Op::Return)
+        held.push_back(i);
+      else
+        issue(i);
+      while (!held.empty() && ring_free_for(*w.down, w.ops[held.front()])) release_through(held.front());
     }
+    release_through(static_cast<int>(w.ops.size()));
     finish_timeline(w, computed);
+  }
+
+  // Whether the ring slots a tile's return would take next are free now (their earlier pieces have arrived).
+  static bool ring_free_for(const Ring& r, const Op& op) {
+    const int per_slot = r.columns_per_slot(op.rows);
+    const int pieces = std::min(Ring::kSlots, (op.cols + per_slot - 1) / per_slot);
+    for (int j = 0; j < pieces; ++j) {
+      const int slot = (r.next + j) % Ring::kSlots;
+      if (!r.pending[slot].dst) continue;
+      const cudaError_t q = cudaEventQuery(r.done[slot].get());
+      if (q == cudaErrorNotReady) return false;
+      CUDA_CHECK(q);
+    }
+    return true;
   }
 
   // Waits for the three streams, brings the last staged pieces home and reads the timeline's events.
