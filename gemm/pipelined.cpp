@@ -282,6 +282,8 @@ struct DeviceWork {
   std::vector<char> awaited;
   Event t_start, t_h2d_end, t_compute_begin, t_compute_end, t_d2h_end;  // timing: the timeline
   std::unique_ptr<Ring> up, down;  // staging for pageable operands
+  std::deque<int> held;            // staged returns not issued yet (Product::Impl::run_device)
+  bool computed = false;           // a product has been issued in this run
   double h2d_ms = 0, compute_ms = 0, compute_begin_ms = 0, d2h_ms = 0;
 };
 
@@ -398,8 +400,15 @@ struct Product::Impl {
     for (int c = 0; c < cols; c += per_slot) {
       const int n = std::min(per_slot, cols - c);
       const int slot = r.next++ % Ring::kSlots;
-      collect(w, false);                          // return whatever has come back meanwhile
-      CUDA_CHECK(cudaEventSynchronize(r.done[slot].get()));  // its previous DMA has left the slot
+      for (;;) {  // until the slot's previous DMA has left it, serve the returns
+        serve_returns(w);
+        const cudaError_t q = cudaEventQuery(r.done[slot].get());
+        if (q != cudaErrorNotReady) {
+          CUDA_CHECK(q);
+          break;
+        }
+        std::this_thread::yield();
+      }
       host_copy(r.slots[slot].data(), rows, src + static_cast<std::size_t>(c) * src_ld, src_ld, rows, n);
       copy_columns(dst + static_cast<std::size_t>(c) * dst_ld, dst_ld, r.slots[slot].data(), rows, rows, n,
                    cudaMemcpyHostToDevice, s);
@@ -451,63 +460,73 @@ struct Product::Impl {
 
   // This device's share: its schedule's ops in order, each on its stream after the ops it waits for. With staged
   // pageable operands the host thread copies through the rings and waits for a ring slot when all are busy; a
-  // tile's return then waits (held, in order) until its slots are free or an op depends on it, so that the host
-  // keeps issuing the copies to the device meanwhile instead of waiting for products that follow them.
+  // tile's return is then held (in order) until its slots are free or an op depends on it, and served while the
+  // thread waits for a slot of the upload ring, so that neither direction waits for the other's host copies.
   void run_device(DeviceWork& w) {
     CUDA_CHECK(cudaSetDevice(w.device));
-    const cudaStream_t streams[3] = {w.h2d.get(), w.compute.get(), w.d2h.get()};
-    w.t_start.record(streams[0]);
-    CUDA_CHECK(cudaStreamWaitEvent(streams[1], w.t_start.get(), 0));
-    CUDA_CHECK(cudaStreamWaitEvent(streams[2], w.t_start.get(), 0));
-    bool computed = false;
-    auto issue = [&](int i) {
-      const Op& op = w.ops[i];
-      const cudaStream_t s = streams[Op::stream(op.kind)];
-      for (int dep : op.deps)
-        if (dep >= 0 && Op::stream(w.ops[dep].kind) != Op::stream(op.kind))
-          CUDA_CHECK(cudaStreamWaitEvent(s, w.done[dep].get(), 0));
-      double* c_host = host.C + op.r0 + static_cast<std::size_t>(op.c0) * host.ldc;
-      double* a_dev = w.a_block.data() + static_cast<std::size_t>(op.k0) * op.rows;
-      switch (op.kind) {
-        case Op::SendA:
-          to_device(w, a_dev, op.rows, host.A + op.r0 + static_cast<std::size_t>(op.k0) * host.lda, host.lda, op.rows,
-                    op.k1 - op.k0, s);
-          break;
-        case Op::SendB:
-          to_device(w, w.b[op.slot].data(), std::max(1, K), host.B + static_cast<std::size_t>(op.c0) * host.ldb,
-                    host.ldb, K, op.cols, s);
-          break;
-        case Op::SendC: to_device(w, w.c[op.slot].data(), op.rows, c_host, host.ldc, op.rows, op.cols, s); break;
-        case Op::Multiply:
-          if (!computed) w.t_compute_begin.record(s);
-          computed = true;
-          gemm::run(variant, {op.rows, op.cols, op.k1 - op.k0, alpha, a_dev, op.rows, w.b[op.slot].data() + op.k0,
-                              std::max(1, K), op.first ? beta : 1.0, w.c[op.slot].data(), op.rows},
-                    *w.ctx);
-          break;
-        case Op::Return: to_host(w, c_host, host.ldc, w.c[op.slot].data(), op.rows, op.rows, op.cols, s); break;
-      }
-      if (w.awaited[i]) w.done[i].record(s);
-    };
-    std::deque<int> held;  // staged returns not issued yet
-    auto release_through = [&](int last) {
-      while (!held.empty() && held.front() <= last) {
-        const int j = held.front();
-        held.pop_front();
-        issue(j);
-      }
-    };
+    w.t_start.record(w.h2d.get());
+    CUDA_CHECK(cudaStreamWaitEvent(w.compute.get(), w.t_start.get(), 0));
+    CUDA_CHECK(cudaStreamWaitEvent(w.d2h.get(), w.t_start.get(), 0));
+    w.computed = false;
+    w.held.clear();
     for (int i = 0; i < static_cast<int>(w.ops.size()); ++i) {
       for (int dep : w.ops[i].deps)
-        if (dep >= 0 && w.ops[dep].kind == Op::Return) release_through(dep);
+        if (dep >= 0 && w.ops[dep].kind == Op::Return) release_through(w, dep);
       if (staged() && w.ops[i].kind == Op::Return)
-        held.push_back(i);
+        w.held.push_back(i);
       else
-        issue(i);
-      while (!held.empty() && ring_free_for(*w.down, w.ops[held.front()])) release_through(held.front());
+        issue(w, i);
+      serve_returns(w);
     }
-    release_through(static_cast<int>(w.ops.size()));
-    finish_timeline(w, computed);
+    release_through(w, static_cast<int>(w.ops.size()));
+    finish_timeline(w, w.computed);
+  }
+
+  void issue(DeviceWork& w, int i) {
+    const Op& op = w.ops[i];
+    const cudaStream_t streams[3] = {w.h2d.get(), w.compute.get(), w.d2h.get()};
+    const cudaStream_t s = streams[Op::stream(op.kind)];
+    for (int dep : op.deps)
+      if (dep >= 0 && Op::stream(w.ops[dep].kind) != Op::stream(op.kind))
+        CUDA_CHECK(cudaStreamWaitEvent(s, w.done[dep].get(), 0));
+    double* c_host = host.C + op.r0 + static_cast<std::size_t>(op.c0) * host.ldc;
+    double* a_dev = w.a_block.data() + static_cast<std::size_t>(op.k0) * op.rows;
+    switch (op.kind) {
+      case Op::SendA:
+        to_device(w, a_dev, op.rows, host.A + op.r0 + static_cast<std::size_t>(op.k0) * host.lda, host.lda, op.rows,
+                  op.k1 - op.k0, s);
+        break;
+      case Op::SendB:
+        to_device(w, w.b[op.slot].data(), std::max(1, K), host.B + static_cast<std::size_t>(op.c0) * host.ldb,
+                  host.ldb, K, op.cols, s);
+        break;
+      case Op::SendC: to_device(w, w.c[op.slot].data(), op.rows, c_host, host.ldc, op.rows, op.cols, s); break;
+      case Op::Multiply:
+        if (!w.computed) w.t_compute_begin.record(s);
+        w.computed = true;
+        gemm::run(variant, {op.rows, op.cols, op.k1 - op.k0, alpha, a_dev, op.rows, w.b[op.slot].data() + op.k0,
+                            std::max(1, K), op.first ? beta : 1.0, w.c[op.slot].data(), op.rows},
+                  *w.ctx);
+        break;
+      case Op::Return: to_host(w, c_host, host.ldc, w.c[op.slot].data(), op.rows, op.rows, op.cols, s); break;
+    }
+    if (w.awaited[i]) w.done[i].record(s);
+  }
+
+  // Issues the held returns up to op `last`, in order.
+  void release_through(DeviceWork& w, int last) {
+    while (!w.held.empty() && w.held.front() <= last) {
+      const int j = w.held.front();
+      w.held.pop_front();
+      issue(w, j);
+    }
+  }
+
+  // Brings home the staged pieces that have arrived and issues the held returns whose ring slots are free.
+  void serve_returns(DeviceWork& w) {
+    if (!staged()) return;
+    collect(w, false);
+    while (!w.held.empty() && ring_free_for(*w.down, w.ops[w.held.front()])) release_through(w, w.held.front());
   }
 
   // Whether the ring slots a tile's return would take next are free now (their earlier pieces have arrived).
