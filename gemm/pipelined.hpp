@@ -66,8 +66,9 @@ constexpr std::size_t kDeviceOverheadBytes = std::size_t(160) << 20;
 constexpr double kAChunkBytes = 32.0 * (1 << 20);
 constexpr int kMaxAChunks = 16;
 // The model of one product call: 2 m n k / (tflops x n / (n + kThinColumns)) plus kLaunchMs (thin panels multiply
-// below the full rate; each call costs a launch and a wave's ramp).
-constexpr double kThinColumns = 96;
+// below the full rate; each call costs a launch and a wave's ramp). 48 puts four measured H100 runs (4096^3 and
+// 8192^3, one lead panel and several; docs/gemm-notes.md, step 20) within 4% of the simulation.
+constexpr double kThinColumns = 48;
 constexpr double kLaunchMs = 0.005;
 
 // One step of a device's schedule, on the stream of its kind (copies to the device, products, copies back).
