@@ -327,7 +327,7 @@ struct Product::Impl {
 
   void set_up() {
     const int devices = static_cast<int>(config.devices.size());
-    const PlanInput in = plan_input(0);
+    const PlanInput in = plan_input(0);  // the schedule reads the shape and beta only
     for (int d = 0; d < devices; ++d) {
       CUDA_CHECK(cudaSetDevice(config.devices[d]));
       auto w = std::make_unique<DeviceWork>();
