@@ -325,9 +325,8 @@ void check_schedule(const pipelined::Plan& p, const pipelined::PlanInput& in, in
     };
     std::map<std::pair<int, int>, Tile> tiles;
     std::map<int, std::vector<Use>> b_uses, c_uses;  // per slot
-    std::map<int, double> a_ready;                   // per block row: when A's columns [0, k) are there, by k
-    std::vector<Use> a_uses;                         // A's buffer: a block's first chunk to its last product
-    std::map<int, Use> block_a;
+    std::map<int, int> a_sent;                       // per block row: A's columns [0, k) sent so far
+    std::map<int, Use> block_a;                      // A's buffer: a block's first chunk to its last product
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const Op& op = ops[i];
       Tile& t = op.kind == Op::SendA ? tiles[{-1, -1}] : tiles[{op.r0, op.c0}];  // (-1, -1): no tile, erased below
@@ -335,8 +334,8 @@ void check_schedule(const pipelined::Plan& p, const pipelined::PlanInput& in, in
         case Op::SendA: {
           auto [it, fresh] = block_a.try_emplace(op.r0, Use{start[i], end[i]});
           if (!fresh) it->second.end = std::max(it->second.end, end[i]);
-          EXPECT_EQ(op.k0, a_ready.count(op.r0) ? static_cast<int>(a_ready[op.r0]) : 0) << "A's chunks in order";
-          a_ready[op.r0] = op.k1;
+          EXPECT_EQ(op.k0, a_sent[op.r0]) << "A's chunks in order";
+          a_sent[op.r0] = op.k1;
           break;
         }
         case Op::SendB:
