@@ -190,6 +190,7 @@ Plan plan(const PlanInput& in) {
     if (n_dev <= 8192) widths.push_back(n_dev);
   }
   Plan best;
+  int fewest_slots = 0;  // of the plans tried first per width (for the error): 2, or more with a forced lead
   for (long long nt : widths) {
     const int col_panels = static_cast<int>((std::max(1, in.N) + nt - 1) / nt);
     Share most{0, 0};  // the device with the most panels: the one the product waits for
@@ -206,6 +207,7 @@ Plan plan(const PlanInput& in) {
       Plan p;
       p.lead = lead;
       p.slots = std::max(2, std::min(lead + 1, most.count));
+      if (lead == leads.front()) fewest_slots = fewest_slots ? std::min(fewest_slots, p.slots) : p.slots;
       const long long mt = avail > 0 ? rows_that_fit(avail, M, K, nt, p.slots) : 0;
       if (mt == 0) break;  // more lead panels need more memory still
       p.mt = static_cast<int>(mt);
@@ -230,7 +232,8 @@ Plan plan(const PlanInput& in) {
   if (best.mt == 0)
     throw std::invalid_argument(
         "pipelined: a device-memory budget of " + mib(static_cast<double>(in.budget_bytes)) + " holds not even one " +
-        std::to_string(std::min<long long>(64, M)) + "-row block of A with two " +
+        std::to_string(std::min<long long>(64, M)) + "-row block of A with " +
+        (fewest_slots == 2 ? std::string("two") : std::to_string(fewest_slots)) + " " +
         std::to_string(in.nt > 0 ? in.nt : 64) + "-column panels of B and tiles of C (K = " + std::to_string(K) +
         ") beside the " + mib(kDeviceOverheadBytes) + " each device keeps for workspaces");
   return best;
