@@ -163,6 +163,42 @@ __device__ __forceinline__ void add_partial(double (&acc)[T::MT][T::NT][4], doub
   for (int q = 0; q < T::MT * T::NT * 4; ++q) acc[q / (T::NT * 4)][q / 4 % T::NT][q % 4] += __ldcg(slot + q * 32 + lane);
 }
 
+// One stage's MMAs of a consumer warp: BK / 16 steps of 16 deep. The stage is a template parameter so that its
+// offset is part of every load's immediate: with a run-time stage the fragment addresses changed every stage, and
+// ptxas, short of registers, recomputed them from the thread index each time (about 90 instructions and an S2R
+// ahead of each stage's first load; docs/gemm-notes.md step 21).
+template <class T, int S>
+__device__ __forceinline__ void consume(double (&acc)[T::MT][T::NT][4], const double* a_warp, const double* b_warp,
+                                        const int (&a_off)[4], const int (&b_off)[4]) {
+  const double* as = a_warp + S * (T::kStageBytes / 8);
+  const double* bs = b_warp + S * (T::kStageBytes / 8);
+#pragma unroll
+  for (int ks = 0; ks < T::BK / 16; ++ks) {  // no wait inside: step ks + 1's loads overlap step ks
+    double bf[T::NT][4];
+#pragma unroll
+    for (int nt = 0; nt < T::NT; ++nt)
+#pragma unroll
+      for (int i = 0; i < 4; ++i) bf[nt][i] = bs[ks * T::BN * 16 + nt * 8 * 16 + b_off[i]];
+#pragma unroll
+    for (int mt = 0; mt < T::MT; ++mt) {
+      double af[8];
+#pragma unroll
+      for (int i = 0; i < 8; ++i) af[i] = as[mt * 16 * T::BK + ks * 256 + (a_off[i / 2] ^ (8 * (i % 2)))];
+#pragma unroll
+      for (int nt = 0; nt < T::NT; ++nt) dmma::mma_16x8x16<dmma::Instr::K16>(acc[mt][nt], af, bf[nt]);
+    }
+  }
+}
+
+template <class T, int S = 0>
+__device__ __forceinline__ void consume_stage(int stage, double (&acc)[T::MT][T::NT][4], const double* a_warp,
+                                              const double* b_warp, const int (&a_off)[4], const int (&b_off)[4]) {
+  if constexpr (S + 1 < T::STAGES) {
+    if (stage != S) return consume_stage<T, S + 1>(stage, acc, a_warp, b_warp, a_off, b_off);
+  }
+  consume<T, S>(acc, a_warp, b_warp, a_off, b_off);
+}
+
 // ---- the kernel ----
 
 template <class T>
@@ -241,6 +277,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       a_off[j] = tma_swizzled(r, g);
       b_off[j] = tma_swizzled(g, r);
     }
+    const double* a_warp = smem + wm * T::MT * 16 * T::BK;        // this warp's rows of A in stage 0
+    const double* b_warp = smem + T::kABytes / 8 + wn * 32 * 16;  // and its columns of B
     int stage = 0;
     uint32_t phase = 0;
     for (long long u = 0; u < units; ++u) {
@@ -250,24 +288,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       double acc[T::MT][T::NT][4] = {};
       for (int kt = w.kb; kt < w.ke; ++kt) {
         bar_wait(smem_addr(&full[stage]), phase);
-        const double* as = smem + stage * (T::kStageBytes / 8) + wm * T::MT * 16 * T::BK;
-        const double* bs = smem + stage * (T::kStageBytes / 8) + T::kABytes / 8 + wn * 32 * 16;
-#pragma unroll
-        for (int ks = 0; ks < T::BK / 16; ++ks) {  // no wait inside: step ks + 1's loads overlap step ks
-          double bf[T::NT][4];
-#pragma unroll
-          for (int nt = 0; nt < T::NT; ++nt)
-#pragma unroll
-            for (int i = 0; i < 4; ++i) bf[nt][i] = bs[ks * T::BN * 16 + nt * 8 * 16 + b_off[i]];
-#pragma unroll
-          for (int mt = 0; mt < T::MT; ++mt) {
-            double af[8];
-#pragma unroll
-            for (int i = 0; i < 8; ++i) af[i] = as[mt * 16 * T::BK + ks * 256 + (a_off[i / 2] ^ (8 * (i % 2)))];
-#pragma unroll
-            for (int nt = 0; nt < T::NT; ++nt) dmma::mma_16x8x16<dmma::Instr::K16>(acc[mt][nt], af, bf[nt]);
-          }
-        }
+        consume_stage<T>(stage, acc, a_warp, b_warp, a_off, b_off);
         // Every lane's loads of this stage must have returned before the warp releases it: without the fence
         // ptxas issued the arrive ahead of the last MMAs and without waiting for their fragment loads, so a TMA
         // refilling the stage could overwrite data still being read. With it the arrive follows the last MMA
