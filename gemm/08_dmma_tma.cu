@@ -55,21 +55,31 @@
 namespace ks::gemm {
 namespace tma {
 
-template <int BM_, int BN_, int BK_, int STAGES_, int MIN_BLOCKS_>
+// KGROUPS: how many groups of consumer warps share each tile's k-tiles. 1: the consumer warps cover the tile
+// once and read every stage. 2: two groups each cover the whole tile and take alternate stages (stage % 2), then
+// add their accumulators through shared memory (in kRedRounds rounds through a buffer of kRedBytes). The second
+// form gives a 128 x 64 tile the eight consumer warps of a 128 x 128 one, with the same 64 x 32 warp tile, so one
+// block per SM runs half the tile with no split-K partial in global memory (1024^3: 128 tiles for 132 SMs).
+template <int BM_, int BN_, int BK_, int STAGES_, int MIN_BLOCKS_, int KGROUPS_ = 1>
 struct Tile {
-  static constexpr int BM = BM_, BN = BN_, BK = BK_, STAGES = STAGES_, kMinBlocks = MIN_BLOCKS_;
-  static constexpr int WARPS_M = BM / 64, WARPS_N = BN / 32;  // consumer warps, each a 64 x 32 piece of C
+  static constexpr int BM = BM_, BN = BN_, BK = BK_, STAGES = STAGES_, kMinBlocks = MIN_BLOCKS_, KGROUPS = KGROUPS_;
+  static constexpr int WARPS_M = BM / 64, WARPS_N = BN / 32;  // a group's warps, each a 64 x 32 piece of C
   static constexpr int MT = 4, NT = 4;                        // 16x8 mma tiles per consumer warp
-  static constexpr int kConsumerWarps = WARPS_M * WARPS_N;
+  static constexpr int kTileWarps = WARPS_M * WARPS_N;        // one group: the warps that read a stage
+  static constexpr int kConsumerWarps = kTileWarps * KGROUPS;
   static constexpr int kThreads = 128 + 32 * kConsumerWarps;  // the producer warpgroup, then the consumers
   static constexpr int kABytes = BM * BK * 8, kBBytes = BN * BK * 8, kStageBytes = kABytes + kBBytes;
-  static constexpr int kSmemBytes = STAGES * kStageBytes + 1024;  // + alignment of the base to 1024 bytes
+  static constexpr int kRedRounds = 2;
+  static constexpr int kRedBytes = KGROUPS > 1 ? kTileWarps * 32 * MT * NT * 4 * 8 / kRedRounds : 0;
+  static constexpr int kSmemBytes = STAGES * kStageBytes + kRedBytes + 1024;  // + alignment of the base to 1024
   // Registers per thread after setmaxnreg: the producer keeps 24 (the least), the consumers take the rest.
   static constexpr int kProducerRegs = 24;
   static constexpr int kConsumerRegs =
       std::min(256, (65536 / kMinBlocks - 128 * kProducerRegs) / (32 * kConsumerWarps) / 8 * 8);
   static_assert(BM % 64 == 0 && BN % 32 == 0 && BK % 16 == 0 && BN <= 256, "whole warp tiles and boxes");
   static_assert(kConsumerWarps % 4 == 0, "consumers form whole warpgroups (setmaxnreg)");
+  static_assert(KGROUPS == 1 || (KGROUPS == 2 && STAGES % 2 == 0 && MT % kRedRounds == 0),
+                "two groups take alternate stages of an even count");
 };
 
 // ---- the instructions (PTX ISA: mbarrier, cp.async.bulk.tensor, setmaxnreg) ----
@@ -126,12 +136,13 @@ __device__ __forceinline__ void regs_inc() {
 using dmma::tma_kperm;
 using dmma::tma_swizzled;
 
-// ---- stream-K partials: slot o, consumer warp cw, accumulator q of lane l at ((o * warps + cw) * 64 + q) * 32 + l;
-// flag of (o, cw) at sync[1 + o * warps + cw] (sync[0] is the ticket counter), raised to 1, reset by the owner ----
+// ---- stream-K partials: slot o, warp cw of the tile (kTileWarps of them: with two k-groups, group 0's, which
+// holds the block's sum), accumulator q of lane l at ((o * warps + cw) * 64 + q) * 32 + l; flag of (o, cw) at
+// sync[1 + o * warps + cw] (sync[0] is the ticket counter), raised to 1, reset by the owner ----
 
 template <class T>
 __device__ __forceinline__ double* partial_slot(double* partials, int o, int cw) {
-  return partials + (static_cast<size_t>(o) * T::kConsumerWarps + cw) * (T::MT * T::NT * 4 * 32);
+  return partials + (static_cast<size_t>(o) * T::kTileWarps + cw) * (T::MT * T::NT * 4 * 32);
 }
 
 template <class T>
@@ -143,13 +154,13 @@ __device__ __forceinline__ void write_partial(const double (&acc)[T::MT][T::NT][
   __threadfence();  // each lane's stores, before the flag
   __syncwarp();
   if (lane == 0)
-    asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(sync + 1 + v * T::kConsumerWarps + cw), "r"(1u) : "memory");
+    asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(sync + 1 + v * T::kTileWarps + cw), "r"(1u) : "memory");
 }
 
 template <class T>
 __device__ __forceinline__ void add_partial(double (&acc)[T::MT][T::NT][4], double* partials, unsigned* sync, int o,
                                             int cw, int lane) {
-  unsigned* flag = sync + 1 + o * T::kConsumerWarps + cw;
+  unsigned* flag = sync + 1 + o * T::kTileWarps + cw;
   for (;;) {  // every lane acquires the flag itself, then reads past L1
     unsigned up;
     asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(up) : "l"(flag) : "memory");
@@ -199,6 +210,33 @@ __device__ __forceinline__ void consume_stage(int stage, double (&acc)[T::MT][T:
   consume<T, S>(acc, a_warp, b_warp, a_off, b_off);
 }
 
+// The consumer warps' named barrier (barrier 0 is __syncthreads; the producer warpgroup has left by then).
+template <class T>
+__device__ __forceinline__ void consumers_sync() {
+  asm volatile("bar.sync 1, %0;\n" ::"n"(T::kConsumerWarps * 32) : "memory");
+}
+
+// Two k-groups: group 1 hands its accumulators to group 0 through shared memory, in kRedRounds rounds of
+// MT / kRedRounds mma rows. Thread i of a group (tile warp x 32 + lane) owns column i of the buffer `red`, so a
+// warp's store or load is 256 contiguous bytes (two wavefronts, no conflict). Group 0 then holds the tile's sum.
+template <class T>
+__device__ __forceinline__ void add_groups(double (&acc)[T::MT][T::NT][4], double* red, int grp, int i) {
+  constexpr int kRows = T::MT / T::kRedRounds, kPer = kRows * T::NT * 4, kCols = T::kTileWarps * 32;
+#pragma unroll
+  for (int round = 0; round < T::kRedRounds; ++round) {
+    if (grp == 1) {
+#pragma unroll
+      for (int q = 0; q < kPer; ++q) red[q * kCols + i] = acc[round * kRows + q / (T::NT * 4)][q / 4 % T::NT][q % 4];
+    }
+    consumers_sync<T>();
+    if (grp == 0) {
+#pragma unroll
+      for (int q = 0; q < kPer; ++q) acc[round * kRows + q / (T::NT * 4)][q / 4 % T::NT][q % 4] += red[q * kCols + i];
+    }
+    consumers_sync<T>();  // read before the next round's (or the next tile's) stores
+  }
+}
+
 // ---- the kernel ----
 
 template <class T>
@@ -214,6 +252,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   const uint32_t raw = smem_addr(smem_raw);
   const uint32_t base = (raw + 1023u) & ~1023u;
   const double* smem = reinterpret_cast<const double*>(smem_raw + (base - raw));
+  double* red = reinterpret_cast<double*>(smem_raw + (base - raw) + T::STAGES * T::kStageBytes);  // KGROUPS > 1
 
   const int tiles_m = ceil_div(a.M, T::BM), tiles_n = ceil_div(a.N, T::BN);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -221,7 +260,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   if (threadIdx.x == 0) {
     for (int s = 0; s < T::STAGES; ++s) {
       bar_init(smem_addr(&full[s]), 1);                      // the producer's arrive; the TMA adds the bytes
-      bar_init(smem_addr(&empty[s]), T::kConsumerWarps);     // one arrive per consumer warp
+      bar_init(smem_addr(&empty[s]), T::kTileWarps);         // one arrive per warp that reads the stage
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     // With stream-K, blocks wait for blocks of lower tickets: tickets go in the order blocks start, so those
@@ -265,8 +304,10 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     }
   } else {  // the consumers
     regs_inc<T::kConsumerRegs>();
-    const int cw = warp - 4;
-    const int wm = cw % T::WARPS_M, wn = cw / T::WARPS_M;
+    const int cw = warp - 4;  // 0 .. kConsumerWarps - 1
+    const int grp = T::KGROUPS > 1 ? cw / T::kTileWarps : 0;  // k-group
+    const int tw = cw - grp * T::kTileWarps;                  // warp within the tile
+    const int wm = tw % T::WARPS_M, wn = tw / T::WARPS_M;
     const int g = lane / 4, t = lane % 4;
     // This thread's fragment offsets inside one 16-deep step of a box (doubles), from the header's layout.
     // Rows g and g + 8 of A differ in chunk bit 2 only: tma_swizzled(r, g + 8) == tma_swizzled(r, g) ^ 8.
@@ -287,28 +328,34 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       grouped_tile(w.tile, tiles_m, tiles_n, tm, tn);
       double acc[T::MT][T::NT][4] = {};
       for (int kt = w.kb; kt < w.ke; ++kt) {
-        bar_wait(smem_addr(&full[stage]), phase);
-        consume_stage<T>(stage, acc, a_warp, b_warp, a_off, b_off);
-        // Every lane's loads of this stage must have returned before the warp releases it: without the fence
-        // ptxas issued the arrive ahead of the last MMAs and without waiting for their fragment loads, so a TMA
-        // refilling the stage could overwrite data still being read. With it the arrive follows the last MMA
-        // (docs/gemm-notes.md step 19: before, the 128 x 64 kernel sometimes got the accumulators of each
-        // warp's last 16 rows, whose A fragments are loaded last, wrong).
-        asm volatile("fence.acq_rel.cta;\n" ::: "memory");
-        __syncwarp();
-        if (lane == 0) bar_arrive(smem_addr(&empty[stage]));
+        if (T::KGROUPS == 1 || stage % T::KGROUPS == grp) {  // this group's stage
+          bar_wait(smem_addr(&full[stage]), phase);
+          consume_stage<T>(stage, acc, a_warp, b_warp, a_off, b_off);
+          // Every lane's loads of this stage must have returned before the warp releases it: without the fence
+          // ptxas issued the arrive ahead of the last MMAs and without waiting for their fragment loads, so a TMA
+          // refilling the stage could overwrite data still being read. With it the arrive follows the last MMA
+          // (docs/gemm-notes.md step 19: before, the 128 x 64 kernel sometimes got the accumulators of each
+          // warp's last 16 rows, whose A fragments are loaded last, wrong).
+          asm volatile("fence.acq_rel.cta;\n" ::: "memory");
+          __syncwarp();
+          if (lane == 0) bar_arrive(smem_addr(&empty[stage]));
+        }
         if (++stage == T::STAGES) {
           stage = 0;
           phase ^= 1;
         }
       }
+      if constexpr (T::KGROUPS > 1) {
+        add_groups<T>(acc, red, grp, tw * 32 + lane);
+        if (grp != 0) continue;
+      }
       if (w.piece == stream_k::Piece::Partial) {  // this block's share ends inside the tile: hand it on
-        write_partial<T>(acc, partials, sync, v, cw, lane);
+        write_partial<T>(acc, partials, sync, v, tw, lane);
         continue;
       }
       if (w.piece == stream_k::Piece::Owner)  // lower tickets hold the tile's first k-tiles
         for (int o = v - 1, n = plan.partials_of(share, w.sk_tile); n > 0; --o, --n)
-          add_partial<T>(acc, partials, sync, o, cw, lane);
+          add_partial<T>(acc, partials, sync, o, tw, lane);
 #pragma unroll
       for (int mt = 0; mt < T::MT; ++mt)
 #pragma unroll
@@ -330,6 +377,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 using T128x128 = Tile<128, 128, 16, 6, 1>;
 using T128x128k32 = Tile<128, 128, 32, 3, 1>;
 using T128x64 = Tile<128, 64, 16, 4, 2>;
+using T128x64k32g2 = Tile<128, 64, 32, 4, 1, 2>;  // two k-groups of four warps; 230400 bytes of shared memory
 static_assert(T128x128k32::BM == dmma::kTmaBm && T128x128k32::BN == dmma::kTmaBn && T128x128k32::BK == dmma::kTmaBk,
               "the rule's tile is the default's");
 
@@ -438,7 +486,7 @@ void launch(const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared
   unsigned* sync = nullptr;
   if (plan.sk_blocks > 0) {  // the counters are self-resetting: zero before and after every launch
     partials = static_cast<double*>(ctx.device_scratch(sizeof(double) * T::BM * T::BN * static_cast<size_t>(plan.sk_blocks)));
-    sync = ctx.zeroed_counters(1 + static_cast<size_t>(plan.sk_blocks) * T::kConsumerWarps);
+    sync = ctx.zeroed_counters(1 + static_cast<size_t>(plan.sk_blocks) * T::kTileWarps);
   }
   ctx.notes()["dmma_tma_schedule"] = describe(plan);
   tma::tma_kernel<T><<<plan.grid, T::kThreads, T::kSmemBytes, ctx.stream()>>>(map_a, map_b, a, plan, partials, sync);
@@ -507,6 +555,15 @@ KS_GEMM_VARIANT({.info = {.name = "dmma_tma_128x128_k32_whole",
                           .tuning = true},
                  .launch = [](const GemmArgs& a, ExecContext& ctx) {
                    run_or_fall_back<tma::T128x128k32>(a, ctx, "128x128x32, whole tiles", false);
+                 }});
+
+KS_GEMM_VARIANT({.info = {.name = "dmma_tma_128x64_k32_2g",
+                          .summary = "dmma_tma, 128x64x32 tiles, 4 stages, two consumer warpgroups taking alternate "
+                                     "k-tiles, one block per SM",
+                          .min_cc = kTmaCc,
+                          .tuning = true},
+                 .launch = [](const GemmArgs& a, ExecContext& ctx) {
+                   run_or_fall_back<tma::T128x64k32g2>(a, ctx, "128x64x32, 2 k-groups");
                  }});
 
 KS_GEMM_VARIANT({.info = {.name = "dmma_tma_128x64",
