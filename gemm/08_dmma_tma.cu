@@ -51,6 +51,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <type_traits>
 
 namespace ks::gemm {
 namespace tma {
@@ -201,13 +202,13 @@ __device__ __forceinline__ void consume(double (&acc)[T::MT][T::NT][4], const do
   }
 }
 
-template <class T, int S = 0>
-__device__ __forceinline__ void consume_stage(int stage, double (&acc)[T::MT][T::NT][4], const double* a_warp,
-                                              const double* b_warp, const int (&a_off)[4], const int (&b_off)[4]) {
-  if constexpr (S + 1 < T::STAGES) {
-    if (stage != S) return consume_stage<T, S + 1>(stage, acc, a_warp, b_warp, a_off, b_off);
+// f(std::integral_constant<int, S>) for S = 0 .. N - 1, in order.
+template <int N, int S = 0, class F>
+__device__ __forceinline__ void for_stages(F&& f) {
+  if constexpr (S < N) {
+    f(std::integral_constant<int, S>{});
+    for_stages<N, S + 1>(f);
   }
-  consume<T, S>(acc, a_warp, b_warp, a_off, b_off);
 }
 
 // The consumer warps' named barrier (barrier 0 is __syncthreads; the producer warpgroup has left by then).
@@ -219,22 +220,63 @@ __device__ __forceinline__ void consumers_sync() {
 // Two k-groups: group 1 hands its accumulators to group 0 through shared memory, in kRedRounds rounds of
 // MT / kRedRounds mma rows. Thread i of a group (tile warp x 32 + lane) owns column i of the buffer `red`, so a
 // warp's store or load is 256 contiguous bytes (two wavefronts, no conflict). Group 0 then holds the tile's sum.
-template <class T>
-__device__ __forceinline__ void add_groups(double (&acc)[T::MT][T::NT][4], double* red, int grp, int i) {
+template <class T, int G>
+__device__ __forceinline__ void add_groups(double (&acc)[T::MT][T::NT][4], double* red, int i) {
   constexpr int kRows = T::MT / T::kRedRounds, kPer = kRows * T::NT * 4, kCols = T::kTileWarps * 32;
 #pragma unroll
   for (int round = 0; round < T::kRedRounds; ++round) {
-    if (grp == 1) {
+    if constexpr (G == 1) {
 #pragma unroll
       for (int q = 0; q < kPer; ++q) red[q * kCols + i] = acc[round * kRows + q / (T::NT * 4)][q / 4 % T::NT][q % 4];
     }
     consumers_sync<T>();
-    if (grp == 0) {
+    if constexpr (G == 0) {
 #pragma unroll
       for (int q = 0; q < kPer; ++q) acc[round * kRows + q / (T::NT * 4)][q / 4 % T::NT][q % 4] += red[q * kCols + i];
     }
     consumers_sync<T>();  // read before the next round's (or the next tile's) stores
   }
+}
+
+// A consumer warp's 64 x 32 piece of C: accumulator [mt][nt][r] is C(i0 + 16 mt + 8 (r / 2), j0 + 8 nt + r % 2).
+// Tiles inside C (`inside`) take 8 column pointers and the elements at immediate offsets, beta tested once: the
+// guarded form, each element with its own bounds test and 64-bit address, is 2,750 instructions of straight-line
+// code that every warp runs once and waits for in the instruction cache (docs/gemm-notes.md step 22). Edge tiles
+// keep it.
+template <class T>
+__device__ __forceinline__ void store_tile(const GemmArgs& a, const double (&acc)[T::MT][T::NT][4], int i0, int j0,
+                                           bool inside) {
+  if (inside) {
+    const bool beta0 = a.beta == 0.0;
+#pragma unroll
+    for (int nt = 0; nt < T::NT; ++nt)
+#pragma unroll
+      for (int c = 0; c < 2; ++c) {
+        double* col = a.C + i0 + static_cast<size_t>(j0 + nt * 8 + c) * a.ldc;
+        if (beta0) {
+#pragma unroll
+          for (int mt = 0; mt < T::MT; ++mt)
+#pragma unroll
+            for (int h = 0; h < 2; ++h) col[mt * 16 + 8 * h] = a.alpha * acc[mt][nt][2 * h + c];
+        } else {
+#pragma unroll
+          for (int mt = 0; mt < T::MT; ++mt)
+#pragma unroll
+            for (int h = 0; h < 2; ++h)
+              col[mt * 16 + 8 * h] = a.alpha * acc[mt][nt][2 * h + c] + a.beta * col[mt * 16 + 8 * h];
+        }
+      }
+    return;
+  }
+#pragma unroll
+  for (int mt = 0; mt < T::MT; ++mt)
+#pragma unroll
+    for (int nt = 0; nt < T::NT; ++nt)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) {
+        const int i = i0 + mt * 16 + 8 * (r / 2), j = j0 + nt * 8 + r % 2;
+        if (i < a.M && j < a.N) store_c(a, i, j, acc[mt][nt][r]);
+      }
 }
 
 // ---- the kernel ----
@@ -305,68 +347,79 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   } else {  // the consumers
     regs_inc<T::kConsumerRegs>();
     const int cw = warp - 4;  // 0 .. kConsumerWarps - 1
-    const int grp = T::KGROUPS > 1 ? cw / T::kTileWarps : 0;  // k-group
-    const int tw = cw - grp * T::kTileWarps;                  // warp within the tile
-    const int wm = tw % T::WARPS_M, wn = tw / T::WARPS_M;
-    const int g = lane / 4, t = lane % 4;
-    // This thread's fragment offsets inside one 16-deep step of a box (doubles), from the header's layout.
-    // Rows g and g + 8 of A differ in chunk bit 2 only: tma_swizzled(r, g + 8) == tma_swizzled(r, g) ^ 8.
-    int a_off[4], b_off[4];
+    // Each k-group's code is its own instance (G a constant), so that which stages it reads is known at compile
+    // time.
+    auto consumers = [&](auto group) {
+      constexpr int G = decltype(group)::value;
+      const int tw = cw - G * T::kTileWarps;  // warp within the tile
+      const int wm = tw % T::WARPS_M, wn = tw / T::WARPS_M;
+      const int g = lane / 4, t = lane % 4;
+      // This thread's fragment offsets inside one 16-deep step of a box (doubles), from the header's layout.
+      // Rows g and g + 8 of A differ in chunk bit 2 only: tma_swizzled(r, g + 8) == tma_swizzled(r, g) ^ 8.
+      int a_off[4], b_off[4];
 #pragma unroll
-    for (int j = 0; j < 4; ++j) {
-      const int r = tma_kperm(t, j);
-      a_off[j] = tma_swizzled(r, g);
-      b_off[j] = tma_swizzled(g, r);
-    }
-    const double* a_warp = smem + wm * T::MT * 16 * T::BK;        // this warp's rows of A in stage 0
-    const double* b_warp = smem + T::kABytes / 8 + wn * 32 * 16;  // and its columns of B
-    int stage = 0;
-    uint32_t phase = 0;
-    for (long long u = 0; u < units; ++u) {
-      const stream_k::Unit w = plan.unit(v, share, u);
-      int tm, tn;
-      grouped_tile(w.tile, tiles_m, tiles_n, tm, tn);
-      double acc[T::MT][T::NT][4] = {};
-      for (int kt = w.kb; kt < w.ke; ++kt) {
-        if (T::KGROUPS == 1 || stage % T::KGROUPS == grp) {  // this group's stage
-          bar_wait(smem_addr(&full[stage]), phase);
-          consume_stage<T>(stage, acc, a_warp, b_warp, a_off, b_off);
-          // Every lane's loads of this stage must have returned before the warp releases it: without the fence
-          // ptxas issued the arrive ahead of the last MMAs and without waiting for their fragment loads, so a TMA
-          // refilling the stage could overwrite data still being read. With it the arrive follows the last MMA
-          // (docs/gemm-notes.md step 19: before, the 128 x 64 kernel sometimes got the accumulators of each
-          // warp's last 16 rows, whose A fragments are loaded last, wrong).
-          asm volatile("fence.acq_rel.cta;\n" ::: "memory");
-          __syncwarp();
-          if (lane == 0) bar_arrive(smem_addr(&empty[stage]));
-        }
-        if (++stage == T::STAGES) {
-          stage = 0;
-          phase ^= 1;
-        }
+      for (int j = 0; j < 4; ++j) {
+        const int r = tma_kperm(t, j);
+        a_off[j] = tma_swizzled(r, g);
+        b_off[j] = tma_swizzled(g, r);
       }
-      if constexpr (T::KGROUPS > 1) {
-        add_groups<T>(acc, red, grp, tw * 32 + lane);
-        if (grp != 0) continue;
-      }
-      if (w.piece == stream_k::Piece::Partial) {  // this block's share ends inside the tile: hand it on
-        write_partial<T>(acc, partials, sync, v, tw, lane);
-        continue;
-      }
-      if (w.piece == stream_k::Piece::Owner)  // lower tickets hold the tile's first k-tiles
-        for (int o = v - 1, n = plan.partials_of(share, w.sk_tile); n > 0; --o, --n)
-          add_partial<T>(acc, partials, sync, o, tw, lane);
-#pragma unroll
-      for (int mt = 0; mt < T::MT; ++mt)
-#pragma unroll
-        for (int nt = 0; nt < T::NT; ++nt)
-#pragma unroll
-          for (int r = 0; r < 4; ++r) {
-            const int i = tm * T::BM + wm * 64 + mt * 16 + g + 8 * (r / 2);
-            const int j = tn * T::BN + wn * 32 + nt * 8 + 2 * t + r % 2;
-            if (i < a.M && j < a.N) store_c(a, i, j, acc[mt][nt][r]);
+      const double* a_warp = smem + wm * T::MT * 16 * T::BK;        // this warp's rows of A in stage 0
+      const double* b_warp = smem + T::kABytes / 8 + wn * 32 * 16;  // and its columns of B
+      int stage = 0;
+      uint32_t phase = 0;
+      for (long long u = 0; u < units; ++u) {
+        const stream_k::Unit w = plan.unit(v, share, u);
+        int tm, tn;
+        grouped_tile(w.tile, tiles_m, tiles_n, tm, tn);
+        double acc[T::MT][T::NT][4] = {};
+        // The k-tiles in rounds over the stages, so that every stage's index is a constant (a run-time index made
+        // ptxas recompute the fragment addresses, step 21, or dispatch through a jump table, step 22); a unit's
+        // first round starts at the stage the last one left off at.
+        for (int kt = w.kb; kt < w.ke;) {
+          for_stages<T::STAGES>([&](auto s) {
+            constexpr int S = decltype(s)::value;
+            if (S != stage || kt >= w.ke) return;
+            if (T::KGROUPS == 1 || S % T::KGROUPS == G) {  // this group's stage
+              bar_wait(smem_addr(&full[S]), phase);
+              consume<T, S>(acc, a_warp, b_warp, a_off, b_off);
+              // Every lane's loads of this stage must have returned before the warp releases it: without the fence
+              // ptxas issued the arrive ahead of the last MMAs and without waiting for their fragment loads, so a
+              // TMA refilling the stage could overwrite data still being read. With it the arrive follows the last
+              // MMA (docs/gemm-notes.md step 19: before, the 128 x 64 kernel sometimes got the accumulators of each
+              // warp's last 16 rows, whose A fragments are loaded last, wrong).
+              asm volatile("fence.acq_rel.cta;\n" ::: "memory");
+              __syncwarp();
+              if (lane == 0) bar_arrive(smem_addr(&empty[S]));
+            }
+            ++kt;
+            ++stage;
+          });
+          if (stage == T::STAGES) {
+            stage = 0;
+            phase ^= 1;
           }
-    }
+        }
+        if constexpr (T::KGROUPS > 1) {
+          add_groups<T, G>(acc, red, tw * 32 + lane);
+          if (G != 0) continue;
+        }
+        if (w.piece == stream_k::Piece::Partial) {  // this block's share ends inside the tile: hand it on
+          write_partial<T>(acc, partials, sync, v, tw, lane);
+          continue;
+        }
+        if (w.piece == stream_k::Piece::Owner)  // lower tickets hold the tile's first k-tiles
+          for (int o = v - 1, n = plan.partials_of(share, w.sk_tile); n > 0; --o, --n)
+            add_partial<T>(acc, partials, sync, o, tw, lane);
+        store_tile<T>(a, acc, tm * T::BM + wm * 64 + g, tn * T::BN + wn * 32 + 2 * t,
+                      (tm + 1) * T::BM <= a.M && (tn + 1) * T::BN <= a.N);
+      }
+    };
+    if constexpr (T::KGROUPS == 1)
+      consumers(std::integral_constant<int, 0>{});
+    else if (cw < T::kTileWarps)
+      consumers(std::integral_constant<int, 0>{});
+    else
+      consumers(std::integral_constant<int, 1>{});
   }
 #else
   __trap();  // the host launches this kernel only where sm_90a code was built and loaded

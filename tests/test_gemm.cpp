@@ -1061,7 +1061,7 @@ TEST(GemmLargeIndex, TmaKernelPastTwoToThe31Elements) {
   ASSERT_GT(static_cast<long long>(shape.M) * shape.K, 1LL << 31);
   if (free_bytes < (24ull << 30)) GTEST_SKIP() << "needs 24 GiB of free device memory, " << (free_bytes >> 30) << " GiB free";
   const GemmProblem p = make_problem(shape, 1.0, 0.5, choose_seed());
-  for (const char* name : {"dmma_tma_128x128_k32", "dmma_tma_128x64"}) {
+  for (const char* name : {"dmma_tma_128x128_k32", "dmma_tma_128x64", "dmma_tma_128x64_k32_2g"}) {
     const GemmVariant* v = registry().find(name);
     ASSERT_NE(v, nullptr) << name;
     const GemmCheck c = run_once(*v, Mode::Device, p);
@@ -1069,28 +1069,24 @@ TEST(GemmLargeIndex, TmaKernelPastTwoToThe31Elements) {
   }
 }
 
-// The TMA kernel's stream-K schedules on the GPU (the shape list above reaches the split ones only): the last
-// wave and the remainder shared (2900 x 3000: 552 tiles, 396 whole), K split 3 ways (640 x 1000: 40 tiles)
-// and 4 ways, and whole tiles; odd edges, padded leading dimensions, beta != 0 and beta == 0 (NaN in C's
-// destination). Each product runs three times on one context from a poisoned C: the flags and the ticket
-// counter must be zero again after every launch, or a later owner reads a stale partial.
-TEST(DmmaTmaStreamK, EverySchedulePassesRepeatedly) {
-  KS_REQUIRE_GPU();
-  if (test::current_cc() != 90) GTEST_SKIP() << "the TMA kernel runs on compute capability 9.0";
-  KS_VARIANT_OR_SKIP(v, "dmma_tma_128x128_k32");
-  struct Case {
-    GemmShape shape;
-    double beta;
-    const char* schedule;  // the start of the note dmma_tma_schedule
-  };
-  const Case cases[] = {
-      {{2900, 3000, 300, 2902, 302, 2901}, 0.5, "stream-K: 396 whole tiles, 156 shared by 132 blocks"},
-      {{640, 1000, 2000}, 0.0, "40 tiles, K split 3 ways"},
-      {{2048, 64, 4000}, -1.0, "16 tiles, K split 4 ways"},
-      {{1400, 1536, 200, 1402}, 0.0, "132 whole tiles"},
-  };
-  const bool sms_132 = dmma::current_target().sm_count == 132;  // the schedules above are an H100's or H200's
-  for (const Case& c : cases) {
+// The TMA kernels' stream-K schedules on the GPU (the shape list above reaches the split ones only): the last
+// wave and the remainder shared, K split 3 and 4 ways, and whole tiles; odd edges, padded leading dimensions,
+// beta != 0 and beta == 0 (NaN in C's destination). The 128 x 128 kernel (2900 x 3000: 552 tiles, 396 whole;
+// 640 x 1000: 40 tiles) and the 128 x 64 one with two k-groups (1081 tiles, 924 whole; 640 x 512: 40 tiles),
+// whose partials are the first group's sum after the groups' exchange. Each product runs three times on one
+// context from a poisoned C: the flags and the ticket counter must be zero again after every launch, or a later
+// owner reads a stale partial.
+struct StreamKCase {
+  GemmShape shape;
+  double beta;
+  const char* schedule;  // the start of the note dmma_tma_schedule on 132 SMs
+};
+
+void expect_schedules_pass(const char* variant, std::initializer_list<StreamKCase> cases) {
+  const GemmVariant* v = registry().find(variant);
+  ASSERT_NE(v, nullptr) << variant;
+  const bool sms_132 = dmma::current_target().sm_count == 132;  // the schedules are an H100's or H200's
+  for (const StreamKCase& c : cases) {
     const GemmProblem p = make_problem(c.shape, 1.25, c.beta, choose_seed());
     Stream stream;
     ExecContext ctx(stream.get());
@@ -1099,12 +1095,34 @@ TEST(DmmaTmaStreamK, EverySchedulePassesRepeatedly) {
       runner.reset_output();
       runner.run();
       const GemmCheck check = validate(p, runner.result());
-      EXPECT_TRUE(check.ok) << c.shape.str() << " run " << run << ": " << check.report;
+      EXPECT_TRUE(check.ok) << variant << " " << c.shape.str() << " run " << run << ": " << check.report;
       if (sms_132) {
-        EXPECT_EQ(ctx.notes()["dmma_tma_schedule"].rfind(c.schedule, 0), 0u) << ctx.notes()["dmma_tma_schedule"];
+        EXPECT_EQ(ctx.notes()["dmma_tma_schedule"].rfind(c.schedule, 0), 0u)
+            << variant << ": " << ctx.notes()["dmma_tma_schedule"];
       }
     }
   }
+}
+
+TEST(DmmaTmaStreamK, EverySchedulePassesRepeatedly) {
+  KS_REQUIRE_GPU();
+  if (test::current_cc() != 90) GTEST_SKIP() << "the TMA kernel runs on compute capability 9.0";
+  expect_schedules_pass("dmma_tma_128x128_k32",
+                        {{{2900, 3000, 300, 2902, 302, 2901}, 0.5, "stream-K: 396 whole tiles, 156 shared by 132 blocks"},
+                         {{640, 1000, 2000}, 0.0, "40 tiles, K split 3 ways"},
+                         {{2048, 64, 4000}, -1.0, "16 tiles, K split 4 ways"},
+                         {{1400, 1536, 200, 1402}, 0.0, "132 whole tiles"}});
+}
+
+TEST(DmmaTmaStreamK, TwoKGroupsEverySchedulePassesRepeatedly) {
+  KS_REQUIRE_GPU();
+  if (test::current_cc() != 90) GTEST_SKIP() << "the TMA kernel runs on compute capability 9.0";
+  expect_schedules_pass("dmma_tma_128x64_k32_2g",
+                        {{{2900, 3000, 300, 2902, 302, 2901}, 0.5, "stream-K: 924 whole tiles, 157 shared by 132 blocks"},
+                         {{640, 512, 2000}, 0.0, "40 tiles, K split 3 ways"},
+                         {{2048, 64, 4000}, -1.0, "16 tiles, K split 4 ways"},
+                         {{1400, 1536, 200, 1402}, 0.0, "264 whole tiles"},
+                         {{1000, 1000, 1000, 1002, 1004, 1003}, 0.0, "128 whole tiles on 128 blocks"}});
 }
 
 TEST(GemmValidatorOnGpu, CatchesOneBrokenElementOfARealResult) {
