@@ -211,10 +211,12 @@ __device__ __forceinline__ void for_stages(F&& f) {
   }
 }
 
-// The consumer warps' named barrier (barrier 0 is __syncthreads; the producer warpgroup has left by then).
+// The consumer warps' named barrier (barrier 0 is __syncthreads; the producer warpgroup has left by then). Not
+// `bar.sync` (barrier.sync.aligned): each k-group runs its own copy of the code, so the two groups reach the
+// barrier at different instructions, which .aligned forbids (compute-sanitizer's synccheck flags it).
 template <class T>
 __device__ __forceinline__ void consumers_sync() {
-  asm volatile("bar.sync 1, %0;\n" ::"n"(T::kConsumerWarps * 32) : "memory");
+  asm volatile("barrier.sync 1, %0;\n" ::"n"(T::kConsumerWarps * 32) : "memory");
 }
 
 // Two k-groups: group 1 hands its accumulators to group 0 through shared memory, in kRedRounds rounds of
