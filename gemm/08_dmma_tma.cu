@@ -433,8 +433,12 @@ using T128x128 = Tile<128, 128, 16, 6, 1>;
 using T128x128k32 = Tile<128, 128, 32, 3, 1>;
 using T128x64 = Tile<128, 64, 16, 4, 2>;
 using T128x64k32g2 = Tile<128, 64, 32, 4, 1, 2>;  // two k-groups of four warps; 230400 bytes of shared memory
-static_assert(T128x128k32::BM == dmma::kTmaBm && T128x128k32::BN == dmma::kTmaBn && T128x128k32::BK == dmma::kTmaBk,
-              "the rule's tile is the default's");
+template <class T>
+constexpr bool is_rule_tile(int i) {
+  return T::BM == dmma::kTmaTiles[i].bm && T::BN == dmma::kTmaTiles[i].bn && T::BK == dmma::kTmaTiles[i].bk &&
+         T::kMinBlocks == 1;
+}
+static_assert(is_rule_tile<T128x128k32>(0) && is_rule_tile<T128x64k32g2>(1), "the rule's tiles are these kernels'");
 
 }  // namespace tma
 
@@ -573,17 +577,20 @@ constexpr int kTmaCc = 90;
 
 KS_GEMM_VARIANT({.info = {.name = "dmma_tma",
                           .summary = "FP64 tensor cores fed by the TMA: producer warp, mbarrier stages, setmaxnreg, "
-                                     "persistent grid, stream-K last wave; dmma where the rule says",
+                                     "persistent grid, stream-K last wave; 128x128 or 128x64 with two k-groups, or "
+                                     "dmma, where the rule says",
                           .min_cc = kTmaCc},
                  .launch = [](const GemmArgs& a, ExecContext& ctx) {
-                   using T = tma::T128x128k32;
                    const bool operands = pipeline::wide_loads(a);
-                   const Readiness r = ready<T>();
+                   const Readiness r0 = ready<tma::T128x128k32>(), r1 = ready<tma::T128x64k32g2>();
+                   const bool loads[dmma::kTmaTileCount] = {r0.loads, r1.loads};
                    std::string why;
-                   const bool tma = dmma::tma_wins(a.M, a.N, a.K, dmma::current_target(), r.loads, operands, &why);
+                   const int pick = dmma::tma_pick(a.M, a.N, a.K, dmma::current_target(), loads, operands, &why);
                    ctx.notes()["dmma_tma_path"] = why;
-                   if (tma)
-                     launch<T>(a, ctx, r);
+                   if (pick == 0)
+                     launch<tma::T128x128k32>(a, ctx, r0);
+                   else if (pick == 1)
+                     launch<tma::T128x64k32g2>(a, ctx, r1);
                    else
                      dmma::run_rule(a, ctx);
                  }});

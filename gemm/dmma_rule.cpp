@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <iterator>
 
 namespace ks::gemm::dmma {
 
@@ -71,38 +72,51 @@ Config choose(int M, int N, int K, const Target& t, bool wide_loads) {
   return c;
 }
 
-double tma_score(int M, int N, int K, const Target& t, bool tma_ready, bool tma_operands) {
+double tma_score(int M, int N, int K, const Target& t, bool tma_ready, bool tma_operands, int tile) {
   if (!tma_ready || !tma_operands || t.sm_count <= 0) return 0;
-  const int k_tiles = std::max(1, (K + kTmaBk - 1) / kTmaBk);
-  const stream_k::Plan p = stream_k::plan(tiles(M, N, kTmaBm, kTmaBn), k_tiles, t.sm_count);
+  const TmaTile& s = kTmaTiles[tile];
+  const int k_tiles = std::max(1, (K + s.bk - 1) / s.bk);
+  const stream_k::Plan p = stream_k::plan(tiles(M, N, s.bm, s.bn), k_tiles, t.sm_count);
   const double longest = stream_k::predicted_k_tiles(p, stream_k::kPartialCost);
   if (longest <= 0) return 0;  // empty C
-  const double useful = static_cast<double>(M) * N / (kTmaBm * kTmaBn) * k_tiles;
-  return kTmaSpeed * useful / (t.sm_count * longest);
+  const double useful = static_cast<double>(M) * N / (s.bm * s.bn) * k_tiles;
+  return s.speed * useful / (t.sm_count * longest);
 }
 
-bool tma_wins(int M, int N, int K, const Target& t, bool tma_ready, bool tma_operands, std::string* why) {
-  const double tma = tma_score(M, N, K, t, tma_ready, tma_operands);
+int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileCount], bool tma_operands,
+             std::string* why) {
+  int best = -1;
+  double tma = 0;
+  for (int i = 0; i < kTmaTileCount; ++i) {
+    const double v = tma_score(M, N, K, t, ready[i], tma_operands, i);
+    if (v > tma) {
+      tma = v;
+      best = i;
+    }
+  }
   const Config c = choose(M, N, K, t, tma_operands);
   const double other = score(M, N, c.shape, t, tma_operands);
-  const bool wins = c.splits == 1 && tma > other;  // C too small for dmma's tiles is too small for 128 x 128
+  // C too small for dmma's tiles is too small for the TMA kernels' tiles too.
+  const int pick = c.splits == 1 && tma > other ? best : -1;
   if (why) {
-    char buf[160];
-    if (!tma_ready)
+    char buf[200];
+    const bool any_ready = std::any_of(std::begin(ready), std::end(ready), [](bool r) { return r; });
+    if (!any_ready)
       *why = "dmma " + to_string(c) + ": no sm_90a code for this GPU (the TMA kernel runs on compute capability 9.0)";
     else if (!tma_operands)
       *why = "dmma " + to_string(c) + ": " + kTmaOperandsRefused;
-    else if (wins) {
-      std::snprintf(buf, sizeof buf, "tma 128x128x32 (score %.3f against dmma %s's %.3f)", tma, to_string(c).c_str(), other);
+    else if (pick >= 0) {
+      std::snprintf(buf, sizeof buf, "tma %s (score %.3f against dmma %s's %.3f)", kTmaTiles[pick].name, tma,
+                    to_string(c).c_str(), other);
       *why = buf;
     } else if (c.splits > 1) {
-      *why = "dmma " + to_string(c) + ": C too small to fill the GPU with 128 x 128 tiles";
+      *why = "dmma " + to_string(c) + ": C too small to fill the GPU with the TMA kernels' tiles";
     } else {
-      std::snprintf(buf, sizeof buf, "dmma %s (score %.3f; the TMA kernel's %.3f)", to_string(c).c_str(), other, tma);
+      std::snprintf(buf, sizeof buf, "dmma %s (score %.3f; the TMA kernels' best %.3f)", to_string(c).c_str(), other, tma);
       *why = buf;
     }
   }
-  return wins;
+  return pick;
 }
 
 std::string to_string(const Config& c) {

@@ -115,13 +115,23 @@ std::string variant_for(const Config& c);
 // The current device's Target (needs a GPU; gemm/06_dmma.cu).
 Target current_target();
 
-// ---- dmma_tma (gemm/08_dmma_tma.cu): the Hopper kernel's tile as the rule sees it ----
+// ---- dmma_tma (gemm/08_dmma_tma.cu): the Hopper kernels' tiles as the rule sees them ----
 
-// Its 128 x 128 x 32 tile, one persistent block per SM, and its full-GPU rate relative to the same reference as
-// Shape::speed_wide (kbench on an H100: 0.982-0.988 of cuBLAS at 4096^3 against dmma 128x128x32's 0.937-0.938,
-// docs/gemm-notes.md, step 16).
-inline constexpr int kTmaBm = 128, kTmaBn = 128, kTmaBk = 32;
-inline constexpr double kTmaSpeed = 1.05;
+// The TMA kernels the rule chooses between, each one persistent block per SM, with its full-GPU rate relative to
+// the same reference as Shape::speed_wide.
+//   128 x 128 x 32: 1.05 (kbench on an H100: 0.982-0.988 of cuBLAS at 4096^3 against dmma 128x128x32's
+//     0.937-0.938, docs/gemm-notes.md, step 16).
+//   128 x 64 x 32, two k-groups (eight consumer warps, each group taking alternate stages of the same tile):
+//     1.00 (0.956 of the 128 x 128 kernel at 8192^3 in one run, where both fill the GPU: more TMA bytes per flop
+//     and an exchange per tile; step 22). It wins where 128 x 128 tiles are too few: 1024^3 is 128 of its tiles,
+//     one per SM, against 64 tiles split two ways with a partial each.
+struct TmaTile {
+  int bm, bn, bk;
+  double speed;
+  const char* name;  // as in the notes dmma_tma_path
+};
+inline constexpr TmaTile kTmaTiles[] = {{128, 128, 32, 1.05, "128x128x32"}, {128, 64, 32, 1.00, "128x64x32, 2 k-groups"}};
+inline constexpr int kTmaTileCount = 2;
 
 // Its shared-memory layout (the kernel's header says why; a test checks every fragment load is conflict-free):
 // the shared-memory row (0..15 within a 16-deep step) holding the mma's k index t + 4 j, and the index in
@@ -133,16 +143,18 @@ constexpr int tma_swizzled(int r, int c) { return r * 16 + 2 * ((c / 2) ^ (r % 8
 inline constexpr const char* kTmaOperandsRefused =
     "lda or ldb odd, or A or B not 16-byte aligned (the TMA needs 16-byte strides)";
 
-// The TMA kernel's score, as score() for dmma's shapes but over its schedule (gemm/stream_k.hpp, one block
+// TMA tile `tile`'s score, as score() for dmma's shapes but over its schedule (gemm/stream_k.hpp, one block
 // per SM): speed x useful k-tiles / (SMs x the longest block's predicted k-tiles, stream_k::predicted_k_tiles);
-// without stream-K this is speed x the wave fill. 0 where it cannot run: `tma_ready`
-// false (no sm_90a code for this GPU), or operands the TMA cannot describe (`tma_operands`: lda and ldb even,
+// without stream-K this is speed x the wave fill. 0 where it cannot run: `tma_ready` false (no sm_90a code for
+// this GPU, or the kernel does not load), or operands the TMA cannot describe (`tma_operands`: lda and ldb even,
 // A and B 16-byte aligned).
-double tma_score(int M, int N, int K, const Target& t, bool tma_ready, bool tma_operands);
+double tma_score(int M, int N, int K, const Target& t, bool tma_ready, bool tma_operands, int tile = 0);
 
-// dmma_tma's rule: the TMA kernel where its score beats every dmma configuration's (choose() with wide loads),
-// dmma's choice otherwise. `why` (when not null) gets the reason in words, for the row's note.
-bool tma_wins(int M, int N, int K, const Target& t, bool tma_ready, bool tma_operands, std::string* why = nullptr);
+// dmma_tma's rule: the TMA tile with the best score where it beats every dmma configuration's (choose() with wide
+// loads); -1 for dmma's choice. `ready[i]`: whether tile i's kernel loads on this device. `why` (when not null)
+// gets the reason in words, for the row's note.
+int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileCount], bool tma_operands,
+             std::string* why = nullptr);
 
 // Enqueues the product as the `dmma` variant does (choose() on the current device); for variants that fall
 // back to it (gemm/08_dmma_tma.cu).

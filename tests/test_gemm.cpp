@@ -602,31 +602,39 @@ TEST(DmmaTmaLayout, EveryFragmentLoadIsConflictFree) {
 
 TEST(DmmaTmaRule, TmaWhereItScoresAboveDmmaAndCanRun) {
   const dmma::Target t = h100();
+  const bool both[dmma::kTmaTileCount] = {true, true}, first[dmma::kTmaTileCount] = {true, false},
+             none[dmma::kTmaTileCount] = {false, false};
   std::string why;
   for (int n : {2048, 3000, 4096, 8192}) {
-    EXPECT_TRUE(dmma::tma_wins(n, n, n, t, true, true, &why)) << n << ": " << why;
+    EXPECT_EQ(dmma::tma_pick(n, n, n, t, both, true, &why), 0) << n << ": " << why;
     EXPECT_EQ(why.rfind("tma 128x128x32", 0), 0u) << why;
   }
   // 1024^3: 64 tiles of 128 x 128 would leave half of the SMs idle; split two ways along K they fill 128 of 132,
-  // and the score counts the partial each owner reads: 1.05 x 64 x 32 / (132 x (16 + kPartialCost)).
-  EXPECT_TRUE(dmma::tma_wins(1024, 1024, 1024, t, true, true, &why)) << why;
-  EXPECT_NEAR(dmma::tma_score(1024, 1024, 1024, t, true, true),
-              dmma::kTmaSpeed * 64 * 32 / (132.0 * (16 + stream_k::kPartialCost)), 1e-12);
-  // Small C with deep K: dmma splits K 16 ways over 64x64 tiles; the TMA kernel splits 4 tiles at most 4 ways.
-  EXPECT_FALSE(dmma::tma_wins(256, 256, 4096, t, true, true, &why));
+  // and the score counts the partial each owner reads: 1.05 x 64 x 32 / (132 x (16 + kPartialCost)). The
+  // 128 x 64 kernel with two k-groups runs 128 whole tiles of 32 k-tiles, one per SM: 1.00 x 128 / 132.
+  EXPECT_NEAR(dmma::tma_score(1024, 1024, 1024, t, true, true, 0),
+              dmma::kTmaTiles[0].speed * 64 * 32 / (132.0 * (16 + stream_k::kPartialCost)), 1e-12);
+  EXPECT_NEAR(dmma::tma_score(1024, 1024, 1024, t, true, true, 1), dmma::kTmaTiles[1].speed * 128 / 132.0, 1e-12);
+  EXPECT_EQ(dmma::tma_pick(1024, 1024, 1024, t, both, true, &why), 1) << why;
+  EXPECT_EQ(why.rfind("tma 128x64x32, 2 k-groups", 0), 0u) << why;
+  // Where the two-group kernel does not load, the 128 x 128 one still beats dmma there.
+  EXPECT_EQ(dmma::tma_pick(1024, 1024, 1024, t, first, true, &why), 0) << why;
+  // Small C with deep K: dmma splits K 16 ways over 64x64 tiles; the TMA kernels split a tile at most 4 ways.
+  EXPECT_EQ(dmma::tma_pick(256, 256, 4096, t, both, true, &why), -1);
   EXPECT_NE(why.find("too small"), std::string::npos) << why;
   // Operands the TMA cannot describe, and no sm_90a code: dmma, whatever the size, and the note says why.
-  EXPECT_FALSE(dmma::tma_wins(8192, 8192, 8192, t, true, false, &why));
+  EXPECT_EQ(dmma::tma_pick(8192, 8192, 8192, t, both, false, &why), -1);
   EXPECT_NE(why.find("16-byte"), std::string::npos) << why;
-  EXPECT_FALSE(dmma::tma_wins(8192, 8192, 8192, t, false, true, &why));
+  EXPECT_EQ(dmma::tma_pick(8192, 8192, 8192, t, none, true, &why), -1);
   EXPECT_NE(why.find("sm_90a"), std::string::npos) << why;
   // 4096^3: 1024 tiles of 128 k-tiles; 6 waves whole (792 tiles), the last wave and the remainder (232 tiles)
   // shared, at most 225 k-tiles a block: 768 + 225 + one partial, against 8 waves (1024) without stream-K.
   EXPECT_NEAR(dmma::tma_score(4096, 4096, 4096, t, true, true),
-              dmma::kTmaSpeed * 1024 * 128 / (132.0 * (993 + stream_k::kPartialCost)), 1e-12);
+              dmma::kTmaTiles[0].speed * 1024 * 128 / (132.0 * (993 + stream_k::kPartialCost)), 1e-12);
   // 4224^2 (33 x 33 = 1089 tiles, 8.25 waves) shallow: K = 96 is 3 k-tiles, too few to share; the wave fill.
-  EXPECT_NEAR(dmma::tma_score(4224, 4224, 96, t, true, true), dmma::kTmaSpeed * 1089.0 / (9 * 132), 1e-12);
+  EXPECT_NEAR(dmma::tma_score(4224, 4224, 96, t, true, true), dmma::kTmaTiles[0].speed * 1089.0 / (9 * 132), 1e-12);
   EXPECT_EQ(dmma::tma_score(4096, 4096, 4096, t, true, false), 0.0);
+  EXPECT_EQ(dmma::tma_score(4096, 4096, 4096, t, true, false, 1), 0.0);
 }
 
 // The stream-K schedule (gemm/stream_k.hpp), walked as the kernel walks it: every k-tile of every tile exactly
