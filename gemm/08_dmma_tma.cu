@@ -7,6 +7,11 @@
 // slot, each walking tiles in the grouped order of gemm/kernel_common.cuh, the last wave shared by stream-K),
 // so the producer fills the next tile's stages while the consumers write the last tile's C.
 //
+// Two tile forms (struct Tile): the consumer warps cover the tile once and all read every stage (128 x 128,
+// eight warps), or two k-groups of warps each cover the whole tile and take alternate stages, adding their
+// accumulators through shared memory at the tile's end (128 x 64, eight warps: one tile per SM where C has
+// about as many tiles as SMs, as at 1024^3, without a split-K partial in global memory).
+//
 // Shared memory, one stage (BM x BK of A, BK x BN of B), everything in 128-byte rows swizzled by the TMA's
 // 128-byte pattern (the 16-byte chunk c of row r lands at chunk c ^ (r % 8); rows grouped in 1024-byte
 // aligned blocks):
@@ -30,14 +35,15 @@
 // Work schedule (gemm/stream_k.hpp): whole tiles in waves, then the last full wave and the remainder shared
 // by all blocks in equal runs of k-tiles (stream-K); a block that ends inside a tile writes its accumulators
 // to scratch (one slot per block, stored in fragment order so each store is one coalesced 256-byte row) and
-// raises a flag per consumer warp; the tile's owner waits for the flags, adds the partials and stores C.
+// raises a flag per warp of the tile (with two k-groups, after their exchange, the first group's); the tile's
+// owner waits for the flags, adds the partials and stores C.
 //
 // Any shape: the TMA zero-fills what lies outside A and B (edge tiles, the K tail), and the stores to C are
-// guarded. The TMA needs lda and ldb even (16-byte strides) and A, B 16-byte aligned; other operands, devices
+// guarded (tiles inside C take an unguarded store). The TMA needs lda and ldb even (16-byte strides) and A, B 16-byte aligned; other operands, devices
 // other than compute capability 9.0 and builds without sm_90a run `dmma` (the rule, gemm/dmma_shapes.hpp,
 // says which, and kbench reports it per row in the note dmma_tma_path).
 //
-// Measurements and what limits it: docs/gemm-notes.md, step 16.
+// Measurements and what limits it: docs/gemm-notes.md, steps 16, 19, 21 and 22.
 #include "gemm/cp_async_pipeline.cuh"
 #include "gemm/dmma_mma.cuh"
 #include "gemm/dmma_shapes.hpp"

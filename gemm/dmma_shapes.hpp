@@ -9,6 +9,7 @@
 #include "gemm/gemm.hpp"
 
 #include <array>
+#include <iterator>
 #include <string>
 
 namespace ks::gemm::dmma {
@@ -131,7 +132,7 @@ struct TmaTile {
   const char* name;  // as in the notes dmma_tma_path
 };
 inline constexpr TmaTile kTmaTiles[] = {{128, 128, 32, 1.05, "128x128x32"}, {128, 64, 32, 1.00, "128x64x32, 2 k-groups"}};
-inline constexpr int kTmaTileCount = 2;
+inline constexpr int kTmaTileCount = static_cast<int>(std::size(kTmaTiles));
 
 // Its shared-memory layout (the kernel's header says why; a test checks every fragment load is conflict-free):
 // the shared-memory row (0..15 within a 16-deep step) holding the mma's k index t + 4 j, and the index in
