@@ -11,6 +11,7 @@
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <limits>
 #include <mutex>
 #include <stdexcept>
 #include <thread>
@@ -186,10 +187,13 @@ Plan plan(const PlanInput& in) {
   if (in.nt > 0) {
     widths.push_back(in.nt);
   } else {
-    for (long long w = 64; w < n_dev && w <= 8192; w *= 2) widths.push_back(w);
+    // up to 8192 columns, wider only while the last width made more than kMaxTiles panels
+    for (long long w = 64; w < n_dev && (w <= 8192 || (n_dev + w / 2 - 1) / (w / 2) > kMaxTiles); w *= 2)
+      widths.push_back(w);
     if (n_dev <= 8192) widths.push_back(n_dev);
   }
   Plan best;
+  long long too_many_tiles = std::numeric_limits<long long>::max();  // the fewest tiles of a width refused for them
   int fewest_slots = 0;  // of the plans tried first per width (for the error): 2, or more with a forced lead
   for (long long nt : widths) {
     const int col_panels = static_cast<int>((std::max(1, in.N) + nt - 1) / nt);
@@ -210,9 +214,14 @@ Plan plan(const PlanInput& in) {
       if (lead == leads.front()) fewest_slots = fewest_slots ? std::min(fewest_slots, p.slots) : p.slots;
       const long long mt = avail > 0 ? rows_that_fit(avail, M, K, nt, p.slots) : 0;
       if (mt == 0) break;  // more lead panels need more memory still
+      const long long row_blocks = (M + mt - 1) / mt;
+      if (row_blocks * most.count > kMaxTiles) {  // this width's lead candidates all make as many tiles
+        too_many_tiles = std::min(too_many_tiles, row_blocks * most.count);
+        break;
+      }
       p.mt = static_cast<int>(mt);
       p.nt = static_cast<int>(nt);
-      p.row_blocks = static_cast<int>((M + mt - 1) / mt);
+      p.row_blocks = static_cast<int>(row_blocks);
       p.col_panels = col_panels;
       p.device_bytes =
           static_cast<std::size_t>(kBytes * (mt * K + p.slots * (K * nt + mt * nt))) + kDeviceOverheadBytes;
@@ -229,6 +238,12 @@ Plan plan(const PlanInput& in) {
       if (best.mt == 0 || p.predicted_ms < best.predicted_ms) best = p;
     }
   }
+  if (best.mt == 0 && too_many_tiles != std::numeric_limits<long long>::max())
+    throw std::invalid_argument("pipelined: " + std::to_string(M) + " x " + std::to_string(in.N) + " x " +
+                                std::to_string(K) + " in a device-memory budget of " +
+                                mib(static_cast<double>(in.budget_bytes)) + " takes at least " +
+                                std::to_string(too_many_tiles) + " tiles of C per device, more than the " +
+                                std::to_string(kMaxTiles) + " the rule simulates; a larger budget or more devices");
   if (best.mt == 0)
     throw std::invalid_argument(
         "pipelined: a device-memory budget of " + mib(static_cast<double>(in.budget_bytes)) + " holds not even one " +

@@ -70,6 +70,9 @@ constexpr int kMaxAChunks = 16;
 // 8192^3, one lead panel and several; docs/gemm-notes.md, step 20) within 4% of the simulation.
 constexpr double kThinColumns = 48;
 constexpr double kLaunchMs = 0.005;
+// The most tiles of C (row blocks x panels) one device's schedule may have: a plan is chosen by simulating its
+// schedule for every candidate, and past this many tiles that alone takes seconds (such a product runs for hours).
+constexpr long long kMaxTiles = 1 << 15;
 
 // One step of a device's schedule, on the stream of its kind (copies to the device, products, copies back).
 struct Op {
@@ -90,10 +93,11 @@ std::vector<Op> schedule(const Plan& p, const PlanInput& in, int first_panel, in
 // its bytes over the link (h2d_gbs, d2h_gbs) or its model product time.
 double simulate(const std::vector<Op>& ops, const PlanInput& in);
 
-// The plan with the smallest simulated time, among panel widths of 64 to 8192 columns and N itself and lead
+// The plan with the smallest simulated time, among panel widths of 64 to 8192 columns (powers of two; wider where
+// 8192 makes more than kMaxTiles panels) and N itself and lead
 // counts from 1 to all of a device's panels, with MT as large as the budget allows (M when A fits). The device
 // with the most panels is simulated. Throws std::invalid_argument when the budget holds not even one 64-row block
-// of A with two 64-column panels and tiles.
+// of A with two 64-column panels and tiles, or when every width that fits makes more than kMaxTiles tiles.
 Plan plan(const PlanInput& in);
 
 // How pageable input crosses to the device.

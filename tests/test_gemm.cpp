@@ -289,6 +289,31 @@ TEST(PipelinedPlan, DevicesSplitThePanelsAndFasterLinksPredictLess) {
   EXPECT_LE(pipelined::plan(in).predicted_ms, one.predicted_ms);
 }
 
+// The rule simulates every candidate's schedule, so it bounds the tiles per device: a product wider than 8192 x
+// kMaxTiles columns takes panels wider than 8192, and one that would need more tiles at every width is refused
+// with the figures (370000^3 in 1 GiB: 16.7 million tiles), rather than simulated for minutes.
+TEST(PipelinedPlan, TilesPerDeviceBoundedWiderPanelsOrAClearError) {
+  pipelined::PlanInput in{.M = 1000, .N = 2000000000, .K = 1000, .budget_bytes = std::size_t(78) << 30,
+                          .h2d_gbs = 55, .d2h_gbs = 55, .tflops = 60};
+  const pipelined::Plan wide = pipelined::plan(in);
+  EXPECT_GT(wide.nt, 8192) << wide.str();
+  EXPECT_LE(static_cast<long long>(wide.row_blocks) * wide.col_panels, pipelined::kMaxTiles) << wide.str();
+  EXPECT_LE(wide.device_bytes, in.budget_bytes);
+  in.N = 8192 * 1000;  // 1000 panels of 8192 at most: no width past 8192
+  EXPECT_LE(pipelined::plan(in).nt, 8192);
+  in = {.M = 370000, .N = 370000, .K = 370000, .budget_bytes = std::size_t(1) << 30, .h2d_gbs = 55, .d2h_gbs = 55,
+        .tflops = 60};
+  try {
+    const pipelined::Plan p = pipelined::plan(in);
+    ADD_FAILURE() << "planned: " << p.str();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("tiles of C per device, more than the 32768"), std::string::npos) << e.what();
+  }
+  in.budget_bytes = std::size_t(24) << 30;  // 83 x 181 tiles: planned
+  const pipelined::Plan big = pipelined::plan(in);
+  EXPECT_LE(static_cast<long long>(big.row_blocks) * big.col_panels, pipelined::kMaxTiles) << big.str();
+}
+
 // Walks a device's schedule as its three streams would run it, with random durations: the ops it waits for and
 // its stream's order are all that order them. Every tile's products must cover k once, in order, beta on the
 // first; each tile goes home once, after its last product; and no buffer is written while an earlier use of it
