@@ -23,6 +23,8 @@ int list_command(const std::string& family, const std::string& format);
 int autotune_command(RunOptions o, const std::string& command_line);
 // kbench compare: hands the files to bench/compare.py.
 int compare_command(const std::vector<std::string>& files, const std::string& plots_dir);
+// kbench pipeline: the pipelined modes' tile rule for the given products, link and rates; no GPU.
+int pipeline_command(const PipelineOptions& o);
 // kbench resources: registers, shared memory, spills and occupancy of every kernel, from cuobjdump.
 int resources_command(const ResourcesOptions& o);
 

@@ -4,6 +4,7 @@
 //   kbench autotune [--sizes LIST] ...   every dmma tile configuration against cuBLAS, and the rule's pick
 //   kbench compare A.json B.json ... [--plots DIR]
 //   kbench resources [--threads N] [--filter REGEX] [--all] [--cuobjdump PATH]
+//   kbench pipeline --sizes LIST --h2d GB/s --tflops LIST ...  the pipelined modes' plan, no GPU
 // This file wires the options to the subcommands (bench/kbench/cmd_*.cpp); exit codes: bench/cli.hpp.
 #include "bench/cli.hpp"
 #include "bench/kbench/commands.hpp"
@@ -15,6 +16,7 @@
 
 namespace {
 
+using ks::bench::PipelineOptions;
 using ks::bench::ResourcesOptions;
 using ks::bench::RunOptions;
 namespace cli = ks::cli;
@@ -110,6 +112,30 @@ int dispatch(int argc, char** argv) {
   resources_cmd->add_option("--filter", ro.filter, "Regular expression over kernel or source names");
   resources_cmd->add_flag("--all", ro.all, "Include the library kernels (CUB) too");
   resources_cmd->add_option("--cuobjdump", ro.cuobjdump, "Path to cuobjdump");
+  PipelineOptions po;
+  auto* pipeline_cmd = app.add_subcommand(
+      "pipeline", "The pipelined modes' plan for products from host memory: the tile rule's choice and predicted time "
+                  "for a given link and rate (no GPU)");
+  pipeline_cmd->add_option("--sizes", po.sizes, "GEMM sizes: 8192,60000 or MxNxK")->required();
+  pipeline_cmd->add_option("--h2d", po.h2d_gbs, "The link to each device, GB/s (kbench run measures it: H2D pinned)")
+      ->required()
+      ->check(cli::positive_number(100000));
+  pipeline_cmd->add_option("--d2h", po.d2h_gbs, "The link back, GB/s (default: --h2d)")
+      ->check(cli::positive_number(100000));
+  pipeline_cmd->add_option("--tflops", po.tflops, "The compute step's rate on one device, TFLOP/s; a list: 60,64")
+      ->required()
+      ->delimiter(',')
+      ->check(cli::positive_number(1000000));
+  pipeline_cmd->add_option("--device-memory", po.device_memory,
+                           "Device-memory budget per device, e.g. 24G (default 80G, an H100's)");
+  pipeline_cmd->add_option("--gpus", po.gpus, "Devices that split the product (default 1)")
+      ->check(cli::whole_number(1, 64));
+  pipeline_cmd->add_flag("--beta", po.beta_nonzero, "beta is not 0: C crosses to the device too");
+  pipeline_cmd->add_option("--nt", po.nt, "Panel width (default: the rule's)")->check(cli::whole_number(1, 1 << 30));
+  pipeline_cmd->add_option("--lead", po.lead, "Lead panels (default: the rule's)")->check(cli::whole_number(1, 1 << 30));
+  pipeline_cmd->add_option("--chunks", po.chunks, "A's chunks per block (default: the rule's)")
+      ->check(cli::whole_number(1, 1 << 30));
+  pipeline_cmd->add_option("--format", po.format, "console (default) or md")->check(CLI::IsMember({"console", "md"}));
   RunOptions o;
   auto* run_cmd = app.add_subcommand("run", "Run the benchmark suite (no options: the default suite)");
   add_run_options(run_cmd, o);
@@ -131,6 +157,7 @@ int dispatch(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
   if (*list_cmd) return ks::bench::list_command(family, list_format);
   if (*compare_cmd) return ks::bench::compare_command(compare_files, plots_dir);
+  if (*pipeline_cmd) return cli::guarded("kbench", [&] { return ks::bench::pipeline_command(po); });
   if (*resources_cmd) return cli::guarded("kbench", [&] { return ks::bench::resources_command(ro); });
   if (*tune_cmd) {
     to.given = given_options(tune_cmd);

@@ -35,6 +35,18 @@ struct RunOptions {
   bool given_option(const std::string& name) const;
 };
 
+// kbench pipeline: the pipelined modes' plan for given products, link and rates (no GPU).
+struct PipelineOptions {
+  std::string sizes;
+  double h2d_gbs = 0, d2h_gbs = 0;  // d2h 0: the same as h2d
+  std::vector<double> tflops;
+  std::string device_memory = "80G";
+  int gpus = 1;
+  bool beta_nonzero = false;
+  int nt = 0, lead = 0, chunks = 0;  // 0: the rule's
+  std::string format = "console";
+};
+
 struct ResourcesOptions {
   int threads = 256;
   std::string filter = ".*";
