@@ -30,13 +30,21 @@ std::string mib(double bytes) {
   return b;
 }
 
+// Device bytes of a block of mt rows of A with `slots` panels of B and tiles of C of nt columns, and what a
+// preparing compute step keeps beside them (PlanInput::prepared_*).
+double block_bytes(const PlanInput& in, double mt, double K, double nt, double slots) {
+  const double prepared = in.prepared_tflops > 0
+                              ? in.prepared_a_bytes * mt * K + in.prepared_b_bytes * K * nt + in.prepared_c_bytes * mt * nt
+                              : 0;
+  return kBytes * (mt * K + slots * (K * nt + mt * nt)) + prepared;
+}
+
 // The largest block of rows of A (M, or a multiple of 64) that fits `avail` bytes beside `slots` panels of B and
-// tiles of C of nt columns; 0 when not even 64 rows (or M, if smaller) fit.
-long long rows_that_fit(double avail, long long M, long long K, long long nt, long long slots) {
-  auto bytes = [&](long long mt) { return kBytes * (mt * K + slots * (K * nt + mt * nt)); };
-  if (bytes(M) <= avail) return M;
-  const long long mt =
-      static_cast<long long>((avail - slots * kBytes * K * nt) / (kBytes * (K + slots * nt))) / 64 * 64;
+// tiles of C of nt columns; 0 when not even 64 rows (or M, if smaller) fit. block_bytes is linear in mt.
+long long rows_that_fit(const PlanInput& in, double avail, long long M, long long K, long long nt, long long slots) {
+  if (block_bytes(in, M, K, nt, slots) <= avail) return M;
+  const double fixed = block_bytes(in, 0, K, nt, slots), per_row = block_bytes(in, 1, K, nt, slots) - fixed;
+  const long long mt = static_cast<long long>((avail - fixed) / per_row) / 64 * 64;
   return mt >= 64 && mt < M ? mt : 0;
 }
 
@@ -49,7 +57,11 @@ double duration(const Op& op, const PlanInput& in) {
     case Op::SendB: return kBytes * depth * cols / h2d;
     case Op::SendC: return kBytes * rows * cols / h2d;
     case Op::Return: return kBytes * rows * cols / d2h;
-    case Op::Multiply: return 2.0 * rows * cols * depth / (in.tflops * 1e9 * cols / (cols + kThinColumns)) + kLaunchMs;
+    case Op::Multiply: {
+      const double tflops = op.prepared ? in.prepared_tflops : in.tflops;
+      return 2.0 * rows * cols * depth / (tflops * 1e9 * cols / (cols + kThinColumns)) + kLaunchMs;
+    }
+    case Op::Prepare: return kBytes * rows * depth / (in.prepare_gbs * 1e6) + kLaunchMs;
   }
   return 0;
 }
@@ -68,11 +80,11 @@ Share share_of(int col_panels, int devices, int d) {
 std::string Plan::str() const {
   char b[320];
   std::snprintf(b, sizeof b,
-                "mt %d, nt %d: %d row block%s x %d panel%s, %d lead, %d chunk%s of A, %s on each device; "
+                "mt %d, nt %d: %d row block%s x %d panel%s, %d lead, %d chunk%s of A%s, %s on each device; "
                 "predicted %.3g ms (link %.3g, products %.3g)",
                 mt, nt, row_blocks, row_blocks == 1 ? "" : "s", col_panels, col_panels == 1 ? "" : "s", lead, a_chunks,
-                a_chunks == 1 ? "" : "s", mib(static_cast<double>(device_bytes)).c_str(), predicted_ms, link_ms,
-                compute_ms);
+                a_chunks == 1 ? "" : "s", prepared ? " (each block prepared once)" : "",
+                mib(static_cast<double>(device_bytes)).c_str(), predicted_ms, link_ms, compute_ms);
   return b;
 }
 
@@ -91,6 +103,7 @@ std::vector<Op> schedule(const Plan& p, const PlanInput& in, int first_panel, in
     const int rows = std::min(p.mt, M - r0), chunks = std::min(p.a_chunks, std::max(1, K));
     const int lead = std::min(p.lead, panels);
     std::vector<int> a_op(chunks);
+    int prepare_op = -1;  // the block's preparation (p.prepared), before its first product over all of k
     struct Panel {
       int slot, c0, cols, b_op, c_op, last;
     };
@@ -116,14 +129,21 @@ std::vector<Op> schedule(const Plan& p, const PlanInput& in, int first_panel, in
         pn.c_op = push(c);
       }
     };
-    // Panel j's product over A's chunk q (-1: all of k, after the last chunk).
+    // Panel j's product over A's chunk q (-1: all of k, after the last chunk; from the preparation where the plan
+    // prepares A).
     auto multiply = [&](int j, int q) {
       Panel& pn = panel[j];
-      const bool first = q <= 0;
+      const bool first = q <= 0, prepared = q < 0 && p.prepared;
+      if (prepared && prepare_op < 0) {
+        Op op{.kind = Op::Prepare, .r0 = r0, .rows = rows, .k0 = 0, .k1 = K};
+        op.deps[0] = a_op[chunks - 1];
+        prepare_op = push(op);
+      }
       Op op{.kind = Op::Multiply, .r0 = r0, .rows = rows, .c0 = pn.c0, .cols = pn.cols,
-            .k0 = q < 0 ? 0 : k_at(q), .k1 = q < 0 ? K : k_at(q + 1), .slot = pn.slot, .first = first};
+            .k0 = q < 0 ? 0 : k_at(q), .k1 = q < 0 ? K : k_at(q + 1), .slot = pn.slot, .first = first,
+            .prepared = prepared};
       op.deps[0] = pn.b_op;
-      op.deps[1] = a_op[q < 0 ? chunks - 1 : q];
+      op.deps[1] = prepared ? prepare_op : a_op[q < 0 ? chunks - 1 : q];
       op.deps[2] = first ? (in.beta_nonzero ? pn.c_op : slot_return[pn.slot]) : -1;
       pn.last = slot_last_multiply[pn.slot] = last_multiply = push(op);
     };
@@ -147,7 +167,11 @@ std::vector<Op> schedule(const Plan& p, const PlanInput& in, int first_panel, in
         ++sa;
       } else {
         send_panel(sb);
-        for (int q = 0; q < sa; ++q) multiply(sb, q);
+        if (sa == chunks && p.prepared) {
+          multiply(sb, -1);
+        } else {
+          for (int q = 0; q < sa; ++q) multiply(sb, q);
+        }
         if (sa == chunks) send_home(sb);
         ++sb;
       }
@@ -178,8 +202,11 @@ double simulate(const std::vector<Op>& ops, const PlanInput& in) {
 
 Plan plan(const PlanInput& in) {
   if (in.M < 0 || in.N < 0 || in.K < 0 || in.h2d_gbs <= 0 || in.d2h_gbs <= 0 || in.tflops <= 0 || in.devices < 1 ||
-      in.nt < 0 || in.lead < 0 || in.chunks < 0)
-    throw std::invalid_argument("pipelined plan: M, N, K >= 0, link bandwidths, rate and devices > 0 needed");
+      in.nt < 0 || in.lead < 0 || in.chunks < 0 || in.prepared_tflops < 0 ||
+      (in.prepared_tflops > 0 && in.prepare_gbs <= 0) || in.prepared_a_bytes < 0 || in.prepared_b_bytes < 0 ||
+      in.prepared_c_bytes < 0)
+    throw std::invalid_argument("pipelined plan: M, N, K >= 0, link bandwidths, rate and devices > 0 needed "
+                                "(and a preparation's rate where its products' rate is given)");
   const long long M = std::max(1, in.M), K = std::max(1, in.K), d = in.devices;
   const long long n_dev = (std::max(1, in.N) + d - 1) / d;  // columns of C per device
   const double avail = static_cast<double>(in.budget_bytes) - static_cast<double>(kDeviceOverheadBytes);
@@ -212,7 +239,7 @@ Plan plan(const PlanInput& in) {
       p.lead = lead;
       p.slots = std::max(2, std::min(lead + 1, most.count));
       if (lead == leads.front()) fewest_slots = fewest_slots ? std::min(fewest_slots, p.slots) : p.slots;
-      const long long mt = avail > 0 ? rows_that_fit(avail, M, K, nt, p.slots) : 0;
+      const long long mt = avail > 0 ? rows_that_fit(in, avail, M, K, nt, p.slots) : 0;
       if (mt == 0) break;  // more lead panels need more memory still
       const long long row_blocks = (M + mt - 1) / mt;
       if (row_blocks * most.count > kMaxTiles) {  // this width's lead candidates all make as many tiles
@@ -223,8 +250,10 @@ Plan plan(const PlanInput& in) {
       p.nt = static_cast<int>(nt);
       p.row_blocks = static_cast<int>(row_blocks);
       p.col_panels = col_panels;
-      p.device_bytes =
-          static_cast<std::size_t>(kBytes * (mt * K + p.slots * (K * nt + mt * nt))) + kDeviceOverheadBytes;
+      p.prepared = in.prepared_tflops > 0;
+      p.device_bytes = static_cast<std::size_t>(block_bytes(in, static_cast<double>(mt), static_cast<double>(K),
+                                                            static_cast<double>(nt), p.slots)) +
+                       kDeviceOverheadBytes;
       const double a = kBytes * M * K, b = kBytes * K * n_dev, c = kBytes * M * n_dev;
       p.h2d_bytes = a + p.row_blocks * b + (in.beta_nonzero ? c : 0);
       p.link_ms = p.h2d_bytes / (in.h2d_gbs * 1e6);
@@ -233,7 +262,7 @@ Plan plan(const PlanInput& in) {
                                                                static_cast<double>(std::min<long long>(kMaxAChunks, K))));
       const std::vector<Op> ops = schedule(p, in, most.first, most.count);
       for (const Op& op : ops)
-        if (op.kind == Op::Multiply) p.compute_ms += duration(op, in);
+        if (Op::stream(op.kind) == 1) p.compute_ms += duration(op, in);
       p.predicted_ms = simulate(ops, in);
       if (best.mt == 0 || p.predicted_ms < best.predicted_ms) best = p;
     }
@@ -527,6 +556,7 @@ struct Product::Impl {
                   *w.ctx);
         break;
       case Op::Return: to_host(w, c_host, host.ldc, w.c[op.slot].data(), op.rows, op.rows, op.cols, s); break;
+      case Op::Prepare: throw std::logic_error("pipelined: a plan that prepares A reached a product that does not");
     }
     if (w.awaited[i]) w.done[i].record(s);
   }

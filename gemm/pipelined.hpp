@@ -41,6 +41,14 @@ struct PlanInput {
   int devices = 1;
   int nt = 0, lead = 0;            // panel width and lead panels; 0: the rule chooses
   int chunks = 0;                  // A's chunks per block; 0: about kAChunkBytes each, at most kMaxAChunks
+  // A compute step that prepares a block of A once and then multiplies faster (ozaki: A's scaling and residues,
+  // kept on the device until the next block): after A's last chunk one preparation at prepare_gbs (GB/s of the
+  // block's doubles), then every product over all of k at prepared_tflops; the lead's products over chunks of A
+  // stay at tflops. What it keeps on the device: prepared_a_bytes per element of the block, and for the product
+  // in progress prepared_b_bytes per element of a panel and prepared_c_bytes per element of a tile.
+  // prepared_tflops 0: no preparation.
+  double prepared_tflops = 0, prepare_gbs = 0;
+  double prepared_a_bytes = 0, prepared_b_bytes = 0, prepared_c_bytes = 0;
 };
 
 struct Plan {
@@ -52,6 +60,7 @@ struct Plan {
   int lead = 1;          // a block's first `lead` panels (per device) cross among A's chunks and multiply chunk by
                          // chunk; the others after all of A
   int slots = 2;         // panel buffers (B panel and C tile) per device: lead + 1, at least 2
+  bool prepared = false; // A's blocks are prepared once (PlanInput::prepared_tflops)
   std::size_t device_bytes = 0;  // what one device holds
   double h2d_bytes = 0;          // what crosses to one device
   double link_ms = 0;            // h2d_bytes at the link's rate: the bound
@@ -74,17 +83,19 @@ constexpr double kLaunchMs = 0.005;
 // schedule for every candidate, and past this many tiles that alone takes seconds (such a product runs for hours).
 constexpr long long kMaxTiles = 1 << 15;
 
-// One step of a device's schedule, on the stream of its kind (copies to the device, products, copies back).
+// One step of a device's schedule, on the stream of its kind (copies to the device, products and preparations,
+// copies back).
 struct Op {
-  enum Kind : unsigned char { SendA, SendB, SendC, Multiply, Return };
+  enum Kind : unsigned char { SendA, SendB, SendC, Multiply, Return, Prepare };
   Kind kind = SendA;
   int r0 = 0, rows = 0;  // rows of A and C (the block)
   int c0 = 0, cols = 0;  // columns of B and C (the panel; global column index)
-  int k0 = 0, k1 = 0;    // range of k (SendA: A's columns; Multiply: the product's depth)
+  int k0 = 0, k1 = 0;    // range of k (SendA: A's columns; Multiply: the product's depth; Prepare: all of k)
   int slot = 0;          // the panel's B and C buffers
   bool first = false;    // Multiply: the first over this tile (beta applies; later ones accumulate)
+  bool prepared = false; // Multiply: over all of k from the block's preparation (deps[1] is the Prepare op)
   int deps[3] = {-1, -1, -1};  // earlier ops this one waits for (the stream's own order is implied)
-  static int stream(Kind k) { return k == Multiply ? 1 : k == Return ? 2 : 0; }
+  static int stream(Kind k) { return k == Multiply || k == Prepare ? 1 : k == Return ? 2 : 0; }
 };
 
 // The ops of one device, for its panels [first_panel, first_panel + panels) of the plan, in issue order.

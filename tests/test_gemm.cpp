@@ -352,9 +352,12 @@ void check_schedule(const pipelined::Plan& p, const pipelined::PlanInput& in, in
     std::map<int, std::vector<Use>> b_uses, c_uses;  // per slot
     std::map<int, int> a_sent;                       // per block row: A's columns [0, k) sent so far
     std::map<int, Use> block_a;                      // A's buffer: a block's first chunk to its last product
+    std::set<int> prepared_blocks;                   // blocks whose Prepare op came (plans that prepare A)
+    std::map<int, int> prepared_products;            // per block, its products from the preparation
     for (std::size_t i = 0; i < ops.size(); ++i) {
       const Op& op = ops[i];
-      Tile& t = op.kind == Op::SendA ? tiles[{-1, -1}] : tiles[{op.r0, op.c0}];  // (-1, -1): no tile, erased below
+      const bool block_op = op.kind == Op::SendA || op.kind == Op::Prepare;
+      Tile& t = block_op ? tiles[{-1, -1}] : tiles[{op.r0, op.c0}];  // (-1, -1): no tile, erased below
       switch (op.kind) {
         case Op::SendA: {
           auto [it, fresh] = block_a.try_emplace(op.r0, Use{start[i], end[i]});
@@ -388,11 +391,28 @@ void check_schedule(const pipelined::Plan& p, const pipelined::PlanInput& in, in
           ++t.products;
           t.last_product_end = end[i];
           block_a[op.r0].end = std::max(block_a[op.r0].end, end[i]);
-          // The A chunk it waits for covers its range, and the chunks come in order on one stream.
-          EXPECT_EQ(ops[op.deps[1]].kind, Op::SendA);
-          EXPECT_EQ(ops[op.deps[1]].r0, op.r0);
-          EXPECT_GE(ops[op.deps[1]].k1, op.k1);
           EXPECT_GE(start[i], end[op.deps[1]]);
+          EXPECT_EQ(ops[op.deps[1]].r0, op.r0);
+          if (op.prepared) {  // from the block's preparation, over all of k
+            EXPECT_TRUE(p.prepared);
+            EXPECT_EQ(ops[op.deps[1]].kind, Op::Prepare);
+            EXPECT_EQ(op.k0, 0);
+            EXPECT_EQ(op.k1, in.K);
+            ++prepared_products[op.r0];
+          } else {  // the A chunk it waits for covers its range, and the chunks come in order on one stream
+            EXPECT_EQ(ops[op.deps[1]].kind, Op::SendA);
+            EXPECT_GE(ops[op.deps[1]].k1, op.k1);
+          }
+          break;
+        case Op::Prepare:  // once per block, after all of its A
+          EXPECT_TRUE(p.prepared);
+          EXPECT_EQ(a_sent[op.r0], in.K) << "a block prepared before all of its A was sent";
+          EXPECT_EQ(prepared_blocks.count(op.r0), 0u) << "a block prepared twice";
+          prepared_blocks.insert(op.r0);
+          EXPECT_GE(start[i], end[op.deps[0]]);
+          EXPECT_EQ(ops[op.deps[0]].kind, Op::SendA);
+          EXPECT_EQ(ops[op.deps[0]].k1, in.K);
+          block_a[op.r0].end = std::max(block_a[op.r0].end, end[i]);
           break;
         case Op::Return:
           EXPECT_EQ(t.next_k, in.K) << "a tile went home before all of k";
@@ -413,6 +433,7 @@ void check_schedule(const pipelined::Plan& p, const pipelined::PlanInput& in, in
       cols.insert(key.second);
     }
     EXPECT_EQ(static_cast<int>(rows.size()), p.row_blocks);
+    for (int r0 : prepared_blocks) EXPECT_GT(prepared_products[r0], 0) << "a block prepared for no product";
     EXPECT_EQ(static_cast<int>(cols.size()), panels);
     EXPECT_EQ(*cols.begin(), first_panel * p.nt);
     for (auto* uses : {&b_uses, &c_uses})
@@ -440,10 +461,14 @@ TEST(PipelinedSchedule, EveryTileOnceInOrderAndNoBufferReusedEarly) {
           for (std::size_t budget_mib : {std::size_t(4), std::size_t(64), std::size_t(1) << 16})
             for (int devices : {1, 3})
               for (int lead : {0, 1, 3, 100}) {
+                // every other case with a compute step that prepares A (ozaki's residues: 20 bytes per element)
+                const bool prepare = (M + N + K + lead + devices + static_cast<int>(budget_mib) + beta) % 2 == 0;
                 pipelined::PlanInput in{.M = M, .N = N, .K = K, .beta_nonzero = beta,
                                         .budget_bytes = pipelined::kDeviceOverheadBytes + (budget_mib << 20),
                                         .h2d_gbs = 50, .d2h_gbs = 45, .tflops = 50, .devices = devices,
-                                        .lead = lead, .chunks = lead == 3 ? 7 : 0};
+                                        .lead = lead, .chunks = lead == 3 ? 7 : 0,
+                                        .prepared_tflops = prepare ? 80.0 : 0.0, .prepare_gbs = 500,
+                                        .prepared_a_bytes = 20, .prepared_b_bytes = 20, .prepared_c_bytes = 80};
                 pipelined::Plan p;
                 try {
                   p = pipelined::plan(in);
@@ -479,6 +504,55 @@ TEST(PipelinedPlan, ALeadOfPanelsWhereProductsMatchTheLink) {
   // Never below what must cross, nor below the products.
   EXPECT_GE(best.predicted_ms, best.link_ms);
   EXPECT_GE(best.predicted_ms, best.compute_ms);
+}
+
+// A compute step that prepares each block of A once (ozaki's scaling and residues) multiplies every tile after A
+// at its own rate, the lead's products over chunks at the plain one; what it keeps counts against the budget.
+TEST(PipelinedPlan, APreparedBlockMultipliesAfterItsPreparationAndCountsItsBytes) {
+  pipelined::PlanInput in{.M = 8192, .N = 8192, .K = 8192, .budget_bytes = std::size_t(70) << 30, .h2d_gbs = 54.9,
+                          .d2h_gbs = 54.9, .tflops = 60};
+  const pipelined::Plan plain = pipelined::plan(in);
+  EXPECT_FALSE(plain.prepared);
+  in.prepared_tflops = 90;
+  in.prepare_gbs = 580;
+  in.prepared_a_bytes = in.prepared_b_bytes = 20;
+  in.prepared_c_bytes = 80;
+  const pipelined::Plan p = pipelined::plan(in);
+  ASSERT_TRUE(p.prepared);
+  EXPECT_LT(p.predicted_ms, 0.95 * plain.predicted_ms) << p.str() << " against " << plain.str();
+  EXPECT_GE(p.predicted_ms, p.link_ms);
+  EXPECT_GE(p.device_bytes, std::size_t(20) * 8192 * 8192 + std::size_t(8) * 8192 * 8192);
+  using pipelined::Op;
+  const std::vector<Op> ops = pipelined::schedule(p, in, 0, p.col_panels);
+  int prepares = 0, prepared = 0, chunked = 0, sent_a = 0;
+  for (const Op& op : ops) {
+    if (op.kind == Op::SendA) {
+      EXPECT_EQ(prepares, 0) << "A's chunks all before the preparation";
+      ++sent_a;
+    }
+    if (op.kind == Op::Prepare) ++prepares;
+    if (op.kind != Op::Multiply) continue;
+    if (op.prepared) {
+      EXPECT_EQ(prepares, 1);
+      EXPECT_EQ(op.k1 - op.k0, in.K);
+      ++prepared;
+    } else {
+      EXPECT_LT(op.k1 - op.k0, in.K) << "only the lead's products over chunks of A skip the preparation";
+      ++chunked;
+    }
+  }
+  EXPECT_EQ(prepares, 1);
+  EXPECT_EQ(sent_a, p.a_chunks);
+  EXPECT_EQ(prepared, p.col_panels - p.lead) << p.str();  // every panel but the lead's
+  EXPECT_EQ(chunked, p.lead * p.a_chunks);
+  // The residues do not fit beside A in 1.5 GiB; A alone does: blocks of A only where A is prepared.
+  in.budget_bytes = pipelined::kDeviceOverheadBytes + (std::size_t(3) << 29);
+  EXPECT_GT(pipelined::plan(in).row_blocks, 1);
+  in.prepared_tflops = 0;
+  EXPECT_EQ(pipelined::plan(in).row_blocks, 1);
+  in.prepared_tflops = 90;
+  in.prepare_gbs = 0;
+  EXPECT_THROW(pipelined::plan(in), std::invalid_argument);
 }
 
 TEST(GemmModes, ParseAndPrintRoundTrip) {
