@@ -556,6 +556,8 @@ struct Product::Impl {
                   *w.ctx);
         break;
       case Op::Return: to_host(w, c_host, host.ldc, w.c[op.slot].data(), op.rows, op.rows, op.cols, s); break;
+      // No variant prepares A yet: the product's plans never do (plan_input leaves PlanInput::prepared_* at 0);
+      // the rule models such a compute step for kbench pipeline only.
       case Op::Prepare: throw std::logic_error("pipelined: a plan that prepares A reached a product that does not");
     }
     if (w.awaited[i]) w.done[i].record(s);

@@ -46,7 +46,7 @@ struct PlanInput {
   // block's doubles), then every product over all of k at prepared_tflops; the lead's products over chunks of A
   // stay at tflops. What it keeps on the device: prepared_a_bytes per element of the block, and for the product
   // in progress prepared_b_bytes per element of a panel and prepared_c_bytes per element of a tile.
-  // prepared_tflops 0: no preparation.
+  // prepared_tflops 0: no preparation. Modelled for kbench pipeline; no variant prepares A in the product yet.
   double prepared_tflops = 0, prepare_gbs = 0;
   double prepared_a_bytes = 0, prepared_b_bytes = 0, prepared_c_bytes = 0;
 };
