@@ -142,9 +142,11 @@ int dispatch(int argc, char** argv) {
                                     "over chunks of A stay at --tflops")
                        ->delimiter(',')
                        ->check(cli::positive_number(1000000));
-  pipeline_cmd->add_option("--prepare", po.prepare_gbs, "With --prepared: the preparation's rate, GB/s of A's block")
-      ->needs(prepared)
-      ->check(cli::positive_number(1000000));
+  auto* prepare = pipeline_cmd
+                      ->add_option("--prepare", po.prepare_gbs, "With --prepared: the preparation's rate, GB/s of A's block")
+                      ->needs(prepared)
+                      ->check(cli::positive_number(1000000));
+  prepared->needs(prepare);
   pipeline_cmd->add_option("--prepared-moduli", po.prepared_moduli,
                            "With --prepared: ozaki's moduli kept per element (default 20: A's and B's residues, C's "
                            "INT32 products), for the device memory")
@@ -172,13 +174,7 @@ int dispatch(int argc, char** argv) {
   for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
   if (*list_cmd) return ks::bench::list_command(family, list_format);
   if (*compare_cmd) return ks::bench::compare_command(compare_files, plots_dir);
-  if (*pipeline_cmd) {
-    if (!po.prepared_tflops.empty() && po.prepare_gbs <= 0) {
-      std::fprintf(stderr, "kbench: --prepared needs --prepare (the preparation's rate, GB/s)\n");
-      return cli::kUsage;
-    }
-    return cli::guarded("kbench", [&] { return ks::bench::pipeline_command(po); });
-  }
+  if (*pipeline_cmd) return cli::guarded("kbench", [&] { return ks::bench::pipeline_command(po); });
   if (*resources_cmd) return cli::guarded("kbench", [&] { return ks::bench::resources_command(ro); });
   if (*tune_cmd) {
     to.given = given_options(tune_cmd);
