@@ -210,6 +210,8 @@ Plan plan(const PlanInput& in) {
   const long long M = std::max(1, in.M), K = std::max(1, in.K), d = in.devices;
   const long long n_dev = (std::max(1, in.N) + d - 1) / d;  // columns of C per device
   const double avail = static_cast<double>(in.budget_bytes) - static_cast<double>(kDeviceOverheadBytes);
+  // what crosses to a device: all of A, its columns of B once per block of A, its columns of C where beta is not 0
+  const double a_bytes = kBytes * M * K, b_bytes = kBytes * K * n_dev, c_bytes = kBytes * M * n_dev;
   std::vector<long long> widths;
   if (in.nt > 0) {
     widths.push_back(in.nt);
@@ -254,8 +256,7 @@ Plan plan(const PlanInput& in) {
       p.device_bytes = static_cast<std::size_t>(block_bytes(in, static_cast<double>(mt), static_cast<double>(K),
                                                             static_cast<double>(nt), p.slots)) +
                        kDeviceOverheadBytes;
-      const double a = kBytes * M * K, b = kBytes * K * n_dev, c = kBytes * M * n_dev;
-      p.h2d_bytes = a + p.row_blocks * b + (in.beta_nonzero ? c : 0);
+      p.h2d_bytes = a_bytes + p.row_blocks * b_bytes + (in.beta_nonzero ? c_bytes : 0);
       p.link_ms = p.h2d_bytes / (in.h2d_gbs * 1e6);
       p.a_chunks = in.chunks > 0 ? static_cast<int>(std::min<long long>(in.chunks, K))
                                  : static_cast<int>(std::clamp(std::ceil(kBytes * mt * K / kAChunkBytes), 1.0,
