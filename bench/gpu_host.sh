@@ -31,9 +31,10 @@ while [ $# -gt 0 ]; do
         >"$out/build.log" 2>&1 || { tail -40 "$out/build.log"; exit 1; }
       grep -E "CUDA architectures" "$out/build.log" ;;
     test)
-      ctest --test-dir "$build" -j8 --output-on-failure --timeout 600 --output-junit "$out/ctest-junit.xml" \
+      rm -rf "$build/tests/gtest"
+      ctest --test-dir "$build" -j16 --output-on-failure --timeout 600 --output-junit "$out/ctest-junit.xml" \
         "${args[@]}" >"$out/ctest.log" 2>&1 || status=1
-      python3 tests/skip_summary.py "$out/ctest-junit.xml"
+      python3 tests/test_summary.py "$out/ctest-junit.xml" "$build/tests/gtest"
       grep -E "tests passed|tests failed|Total Test time" "$out/ctest.log"
       grep -A30 "The following tests FAILED" "$out/ctest.log" | head -40 ;;
     cc)

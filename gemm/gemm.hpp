@@ -29,6 +29,12 @@ struct GemmArgs {
   int ldc = 0;
 };
 
+// The family's error bound: a correct result satisfies, element-wise,
+//   |C - C_ref| <= kBoundFactor (K + 2) eps (|alpha| (|A||B|) + |beta| |C0|) + DBL_MIN.
+// Each side's dot product in any summation order is within (K + 2) eps of the exact product of the bracketed
+// magnitudes (Higham, Accuracy and Stability, 3.5), so their difference is within twice that.
+constexpr double kBoundFactor = 2.0;
+
 // The largest M, N or K: INT_MAX less a margin for the kernels' int tile arithmetic.
 constexpr int kDimMargin = 1024;
 constexpr int kMaxDim = 2147483647 - kDimMargin;

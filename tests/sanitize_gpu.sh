@@ -17,7 +17,7 @@ export KS_SMALL_SIZES=1
 # 17x33x9 and 127x129x131 have odd leading dimensions, which the TMA kernel refuses: its runs are the 33x17x45 ones.
 gemm_filter='Variants/GemmCase.*_1x1x1:Variants/GemmCase.*_17x33x9:Variants/GemmCase.*_127x129x131:Variants/GemmCase.*dmma_tma*_33x17x45*:Variants/GemmBlas.*'
 programs=(
-  "test_gemm --gtest_filter=$gemm_filter"
+  "test_gemm_variants --gtest_filter=$gemm_filter"
   "test_reduce --gtest_filter=Variants/*"
   "test_fast_reduce"
 )

@@ -5,7 +5,8 @@
 # Usage: tests/sanitize_host.sh   (from anywhere; builds into build/asan)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-programs=(test_common test_bench test_parsers_fuzz test_gemm test_reduce)
+programs=(test_common test_bench test_parsers_fuzz test_gemm_validator test_gemm_modes test_pipelined test_dmma_rule
+          test_stream_k test_gemm_variants test_reduce)
 cmake --preset asan >/dev/null
 cmake --build --preset asan -j "${JOBS:-$(nproc)}" --target "${programs[@]}"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1

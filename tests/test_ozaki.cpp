@@ -2,8 +2,8 @@
 // and widely scaled rows on the GPU. Every variant's shapes, modes and BLAS cases: test_gemm's Variants tests.
 #include "gemm/07_ozaki/ozaki.hpp"
 #include "gemm/gemm.hpp"
-#include "gemm/modes.hpp"
-#include "gemm/problem.hpp"
+#include "gemm/host/modes.hpp"
+#include "gemm/host/problem.hpp"
 #include "gpu_test.hpp"
 
 #include "common/random.hpp"

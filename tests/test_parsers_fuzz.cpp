@@ -4,7 +4,7 @@
 // std::invalid_argument; anything else (another exception, a crash, a sanitizer report) fails. Fixed seed per
 // run printed on failure; a fixed budget of iterations keeps it under a second.
 #include "bench/parse.hpp"
-#include "gemm/modes.hpp"
+#include "gemm/host/modes.hpp"
 #include "reduce/reduce.hpp"
 
 #include "common/random.hpp"

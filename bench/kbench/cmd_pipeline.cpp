@@ -1,10 +1,10 @@
-// kbench pipeline: the pipelined modes' plan (gemm/pipelined.hpp) for products and rates given on the command line,
+// kbench pipeline: the pipelined modes' plan (gemm/host/pipelined_plan.hpp) for products and rates given on the command line,
 // without a GPU: the tile rule's choice, its simulated time and the link bound, for sizing a product from host
 // memory (an out-of-core one included) before running it, or for asking what a faster link or kernel would give.
 #include "bench/cli.hpp"
 #include "bench/kbench/commands.hpp"
 #include "bench/parse.hpp"
-#include "gemm/pipelined.hpp"
+#include "gemm/host/pipelined_plan.hpp"
 
 #include <cstdio>
 #include <stdexcept>
@@ -21,55 +21,40 @@ int pipeline_command(const PipelineOptions& o) {
               "device, %d device%s, beta %s\n",
               o.h2d_gbs, d2h, o.device_memory.c_str(), o.gpus, o.gpus == 1 ? "" : "s",
               o.beta_nonzero ? "non-zero (C crosses to the device too)" : "0");
-  const bool prep = !o.prepared_tflops.empty();
-  if (prep)
-    std::printf("each block of A prepared once at %g GB/s, %d moduli kept per element; the lead's products over chunks "
-                "of A at the first rate, the others at the prepared one\n",
-                o.prepare_gbs, o.prepared_moduli);
   if (md)
-    std::printf("\n| product | TFLOP/s%s | plan | device memory | link bound (ms) | products (ms) | predicted (ms) | "
-                "x link bound |\n|---|---:|---|---:|---:|---:|---:|---:|\n",
-                prep ? " (prepared)" : "");
-  const std::vector<double> prepared_rates = prep ? o.prepared_tflops : std::vector<double>{0.0};
+    std::printf("\n| product | TFLOP/s | plan | device memory | link bound (ms) | products (ms) | predicted (ms) | "
+                "x link bound |\n|---|---:|---|---:|---:|---:|---:|---:|\n");
   int refused = 0;
   for (const GemmSize& s : sizes)
-    for (double tflops : o.tflops)
-      for (double prepared : prepared_rates) {
-        const double n = prepared > 0 ? o.prepared_moduli : 0;
-        const pl::PlanInput in{.M = s.M, .N = s.N, .K = s.K, .beta_nonzero = o.beta_nonzero, .budget_bytes = budget,
-                               .h2d_gbs = o.h2d_gbs, .d2h_gbs = d2h, .tflops = tflops, .devices = o.gpus,
-                               .nt = o.nt, .lead = o.lead, .chunks = o.chunks, .prepared_tflops = prepared,
-                               .prepare_gbs = o.prepare_gbs, .prepared_a_bytes = n, .prepared_b_bytes = n,
-                               .prepared_c_bytes = 4 * n};
-        char rate[64];
-        if (prepared > 0)
-          std::snprintf(rate, sizeof rate, md ? "%g (%g)" : "%g TFLOP/s (%g prepared)", tflops, prepared);
-        else
-          std::snprintf(rate, sizeof rate, md ? "%g" : "%g TFLOP/s", tflops);
-        pl::Plan p;
-        try {
-          p = pl::plan(in);
-        } catch (const std::invalid_argument& e) {
-          ++refused;
-          if (md)
-            std::printf("| %s | %s | refused: %s | | | | | |\n", s.str().c_str(), rate, e.what());
-          else
-            std::printf("%s at %s: refused: %s\n", s.str().c_str(), rate, e.what());
-          continue;
-        }
+    for (double tflops : o.tflops) {
+      const pl::PlanInput in{.M = s.M, .N = s.N, .K = s.K, .beta_nonzero = o.beta_nonzero, .budget_bytes = budget,
+                             .h2d_gbs = o.h2d_gbs, .d2h_gbs = d2h, .tflops = tflops, .devices = o.gpus,
+                             .nt = o.nt, .lead = o.lead, .chunks = o.chunks};
+      char rate[64];
+      std::snprintf(rate, sizeof rate, md ? "%g" : "%g TFLOP/s", tflops);
+      pl::Plan p;
+      try {
+        p = pl::plan(in);
+      } catch (const std::invalid_argument& e) {
+        ++refused;
         if (md)
-          std::printf("| %s | %s | mt %d, nt %d: %d x %d tiles, %d lead, %d chunk%s of A | %.0f MiB | %.3g | %.3g | "
-                      "%.3g | %.3f |\n",
-                      s.str().c_str(), rate, p.mt, p.nt, p.row_blocks, p.col_panels, p.lead, p.a_chunks,
-                      p.a_chunks == 1 ? "" : "s", static_cast<double>(p.device_bytes) / (1 << 20), p.link_ms,
-                      p.compute_ms, p.predicted_ms, p.predicted_ms / p.link_ms);
+          std::printf("| %s | %s | refused: %s | | | | | |\n", s.str().c_str(), rate, e.what());
         else
-          std::printf("%s at %s: %s; %.3fx the link bound\n", s.str().c_str(), rate, p.str().c_str(),
-                      p.predicted_ms / p.link_ms);
+          std::printf("%s at %s: refused: %s\n", s.str().c_str(), rate, e.what());
+        continue;
       }
+      if (md)
+        std::printf("| %s | %s | mt %d, nt %d: %d x %d tiles, %d lead, %d chunk%s of A | %.0f MiB | %.3g | %.3g | "
+                    "%.3g | %.3f |\n",
+                    s.str().c_str(), rate, p.mt, p.nt, p.row_blocks, p.col_panels, p.lead, p.a_chunks,
+                    p.a_chunks == 1 ? "" : "s", static_cast<double>(p.device_bytes) / (1 << 20), p.link_ms,
+                    p.compute_ms, p.predicted_ms, p.predicted_ms / p.link_ms);
+      else
+        std::printf("%s at %s: %s; %.3fx the link bound\n", s.str().c_str(), rate, p.str().c_str(),
+                    p.predicted_ms / p.link_ms);
+    }
   if (refused) {
-    std::fprintf(stderr, "kbench: %d of %zu plans refused (above)\n", refused,
-                 sizes.size() * o.tflops.size() * prepared_rates.size());
+    std::fprintf(stderr, "kbench: %d of %zu plans refused (above)\n", refused, sizes.size() * o.tflops.size());
     return cli::kUsage;
   }
   return cli::kOk;

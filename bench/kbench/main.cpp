@@ -135,23 +135,6 @@ int dispatch(int argc, char** argv) {
   pipeline_cmd->add_option("--lead", po.lead, "Lead panels (default: the rule's)")->check(cli::whole_number(1, 1 << 30));
   pipeline_cmd->add_option("--chunks", po.chunks, "A's chunks per block (default: the rule's)")
       ->check(cli::whole_number(1, 1 << 30));
-  auto* prepared = pipeline_cmd
-                       ->add_option("--prepared", po.prepared_tflops,
-                                    "A compute step that prepares each block of A once (ozaki's scaling and residues): "
-                                    "its products' rate after the preparation, TFLOP/s; a list. The lead's products "
-                                    "over chunks of A stay at --tflops")
-                       ->delimiter(',')
-                       ->check(cli::positive_number(1000000));
-  auto* prepare = pipeline_cmd
-                      ->add_option("--prepare", po.prepare_gbs, "With --prepared: the preparation's rate, GB/s of A's block")
-                      ->needs(prepared)
-                      ->check(cli::positive_number(1000000));
-  prepared->needs(prepare);
-  pipeline_cmd->add_option("--prepared-moduli", po.prepared_moduli,
-                           "With --prepared: ozaki's moduli kept per element (default 20: A's and B's residues, C's "
-                           "INT32 products), for the device memory")
-      ->needs(prepared)
-      ->check(cli::whole_number(1, 64));
   pipeline_cmd->add_option("--format", po.format, "console (default) or md")->check(CLI::IsMember({"console", "md"}));
   RunOptions o;
   auto* run_cmd = app.add_subcommand("run", "Run the benchmark suite (no options: the default suite)");

@@ -44,11 +44,6 @@ struct PipelineOptions {
   int gpus = 1;
   bool beta_nonzero = false;
   int nt = 0, lead = 0, chunks = 0;  // 0: the rule's
-  // A compute step that prepares A once per block (PlanInput::prepared_*): its products' rates, the preparation's
-  // GB/s, and the moduli of ozaki's workspace (bytes per element: that many of A and B, four times as many of C).
-  std::vector<double> prepared_tflops;
-  double prepare_gbs = 0;
-  int prepared_moduli = 20;
   std::string format = "console";
 };
 

@@ -6,8 +6,8 @@
 #include "bench/parse.hpp"
 #include "common/timing.hpp"
 #include "gemm/gemm.hpp"
-#include "gemm/modes.hpp"
-#include "gemm/problem.hpp"
+#include "gemm/host/modes.hpp"
+#include "gemm/host/problem.hpp"
 #include "reduce/reduce.hpp"
 
 #include <cstddef>

@@ -6,8 +6,8 @@
 #include "bench/kbench/plan.hpp"
 #include "bench/kbench/session.hpp"
 #include "common/random.hpp"
-#include "gemm/cublasxt.hpp"
-#include "gemm/problem.hpp"
+#include "gemm/host/cublasxt.hpp"
+#include "gemm/host/problem.hpp"
 #include "reduce/runner.hpp"
 
 #include <chrono>

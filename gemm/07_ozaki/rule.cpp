@@ -1,6 +1,6 @@
 // The host side of ozaki (see ozaki.hpp): Chinese-remainder constants, the scaling bits, the rule.
 #include "gemm/07_ozaki/ozaki.hpp"
-#include "gemm/problem.hpp"
+#include "gemm/gemm.hpp"
 
 #include <algorithm>
 #include <array>

@@ -2,6 +2,8 @@
 // leading dimensions), and the validator against an Eigen reference.
 #pragma once
 
+#include "gemm/gemm.hpp"
+
 #include <Eigen/Dense>
 
 #include <cstdint>
@@ -79,11 +81,8 @@ struct GemmCheck {
   std::string report;     // seed, shape and the first few (i, j, got, want, bound)
 };
 
-// Element-wise: |C - C_ref| <= c * (K + 2) * eps * (|alpha| (|A||B|) + |beta| |C0|) + DBL_MIN, with
-// c = kBoundFactor. Each side's dot product in any summation order is within (K + 2) eps of the exact
-// product of the bracketed magnitudes (Higham, Accuracy and Stability, 3.5), so their difference is within
-// twice that; c = 2. NaN or Inf anywhere fails; C's padding rows must still be NaN.
-constexpr double kBoundFactor = 2.0;
+// Element-wise, the family's bound (gemm.hpp, kBoundFactor): |C - C_ref| <= kBoundFactor (K + 2) eps (|alpha|
+// (|A||B|) + |beta| |C0|) + DBL_MIN. NaN or Inf anywhere fails; C's padding rows must still be NaN.
 GemmCheck validate(const GemmProblem& p, const Eigen::MatrixXd& C);
 
 // The same check on `samples` elements of C (ldc x N at `C`), for products too large for the full reference:

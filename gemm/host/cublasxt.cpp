@@ -1,4 +1,4 @@
-#include "gemm/cublasxt.hpp"
+#include "gemm/host/cublasxt.hpp"
 
 #include "common/cuda_check.hpp"
 #include "common/resources.hpp"

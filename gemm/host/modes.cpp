@@ -1,4 +1,4 @@
-#include "gemm/modes.hpp"
+#include "gemm/host/modes.hpp"
 
 #include "common/resources.hpp"
 
@@ -77,8 +77,15 @@ struct Runner::Impl {
   std::string pageable_method;
   double staged_ms = 0, registered_ms = 0;
 
+  // Set up, then C as reset_output() leaves it: the graph's capture and the pageable way's choice run the
+  // sequence, which computes C in place, and device or mapped C starts unwritten.
   Impl(const GemmVariant& v, Mode m, const GemmProblem& prob, ExecContext& c, const PipelineOptions& pipeline)
       : variant(v), mode(m), p(prob), ctx(c) {
+    set_up(pipeline);
+    reset_output();
+  }
+
+  void set_up(const PipelineOptions& pipeline) {
     const std::size_t a = count(p.A), b = count(p.B), cc = p.c_count();
     if (is_pipelined(mode)) {
       set_up_pipelined(pipeline);

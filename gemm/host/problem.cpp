@@ -1,4 +1,4 @@
-#include "gemm/problem.hpp"
+#include "gemm/host/problem.hpp"
 
 #include "common/random.hpp"
 

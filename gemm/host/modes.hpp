@@ -14,9 +14,9 @@
 
 #include "common/exec_context.hpp"
 #include "common/timing.hpp"
-#include "gemm/pipelined.hpp"
+#include "gemm/host/pipelined.hpp"
 #include "gemm/gemm.hpp"
-#include "gemm/problem.hpp"
+#include "gemm/host/problem.hpp"
 
 #include <memory>
 #include <optional>
@@ -43,7 +43,8 @@ struct PipelineOptions {
 class Runner {
  public:
   // Allocates and uploads what the mode keeps resident (untimed). For Graph, captures and instantiates; for the
-  // pipelined modes, plans the product and sets up its streams and buffers.
+  // pipelined modes, plans the product and sets up its streams and buffers. Whatever it runs while setting up, it
+  // leaves C as reset_output() would: run() right after construction computes alpha A B + beta C0.
   Runner(const GemmVariant& variant, Mode mode, const GemmProblem& problem, ExecContext& ctx,
          const PipelineOptions& pipeline = {});
   ~Runner();

@@ -1,0 +1,53 @@
+// What the DGEMM test programs share: running a variant once in a mode from a poisoned C, skipping a variant this
+// GPU is too old for, and problems built once per process so that their Eigen reference is computed once for
+// every variant and mode checked against it.
+#pragma once
+
+#include "common/random.hpp"
+#include "gemm/gemm.hpp"
+#include "gemm/host/modes.hpp"
+#include "gemm/host/problem.hpp"
+#include "gpu_test.hpp"
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <ostream>
+#include <string>
+
+namespace ks::gemm {
+
+inline void PrintTo(Mode m, std::ostream* os) { *os << to_string(m); }
+
+// `v` in `mode` on `p` once, from a poisoned C, checked against the reference.
+inline GemmCheck run_once(const GemmVariant& v, Mode mode, const GemmProblem& p) {
+  Stream stream;
+  ExecContext ctx(stream.get());
+  Runner runner(v, mode, p, ctx);
+  runner.reset_output();
+  runner.run();
+  return validate(p, runner.result());
+}
+
+// The seed of this process's shared problems: KS_SEED, else a fresh one; every failure's report prints it.
+inline std::uint64_t process_seed() {
+  static const std::uint64_t seed = choose_seed();
+  return seed;
+}
+
+// The problem `make` builds, built once per process under `key` and then shared by every test that asks for it
+// (its inputs must not change after the first use).
+inline const GemmProblem& shared_problem(const std::string& key, const std::function<GemmProblem()>& make) {
+  static std::map<std::string, GemmProblem> problems;
+  auto it = problems.find(key);
+  if (it == problems.end()) it = problems.emplace(key, make()).first;
+  return it->second;
+}
+
+}  // namespace ks::gemm
+
+// The registered variant `name`, or a skip where this GPU is too old for it.
+#define KS_VARIANT_OR_SKIP(v, name)                                                                            \
+  const ::ks::gemm::GemmVariant* v = ::ks::gemm::registry().find(name);                                        \
+  ASSERT_NE(v, nullptr) << name;                                                                               \
+  if (::ks::test::current_cc() < v->info.min_cc) GTEST_SKIP() << name << " needs compute capability " << v->info.min_cc

@@ -1,0 +1,217 @@
+// The dmma and dmma_tma rules: the tile table, the picks and their scores, split-K, the TMA fragment layout.
+#include "gemm_fixtures.hpp"
+#include "gemm/dmma_shapes.hpp"
+#include "gemm/stream_k.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <random>
+#include <set>
+#include <tuple>
+
+namespace ks::gemm {
+namespace {
+
+// An H100 as the rule sees it: 132 SMs, sm_90 code, and the blocks per SM the occupancy calculator reported
+// there for each row of the shape table.
+dmma::Target h100() {
+  dmma::Target t{.sm_count = 132, .code_arch = 90};
+  for (int s = 0; s < dmma::kShapeCount; ++s) {
+    const dmma::Shape& sh = dmma::kShapes[s];
+    t.blocks_per_sm[s] = sh.bm == 128 && sh.bn == 128 ? 1 : sh.bm == 128 ? 2 : 3;
+  }
+  return t;
+}
+
+TEST(DmmaShapes, TheTableIsConsistent) {
+  int split_shapes = 0;
+  for (int s = 0; s < dmma::kShapeCount; ++s) {
+    const dmma::Shape& sh = dmma::kShapes[s];
+    EXPECT_EQ(sh.bk % 16, 0) << dmma::shape_name(s);
+    EXPECT_EQ(sh.bm % (16 * sh.warps_m), 0) << dmma::shape_name(s);
+    EXPECT_EQ(sh.bn % (8 * sh.warps_n), 0) << dmma::shape_name(s);
+    EXPECT_LE(dmma::smem_bytes(sh), 227 * 1024) << dmma::shape_name(s);  // fits an H100's block
+    EXPECT_EQ(dmma::shape_index(sh.bm, sh.bn, sh.bk), s);
+    split_shapes += sh.split_k;
+    // Every shape runs alone as a tuning variant of that name, and variant_for maps back to it.
+    const GemmVariant* v = registry().find(dmma::variant_name(s));
+    ASSERT_NE(v, nullptr) << dmma::variant_name(s);
+    EXPECT_TRUE(v->info.tuning);
+    EXPECT_EQ(v->info.min_cc, 80);
+    EXPECT_EQ(dmma::variant_for({.shape = s}), dmma::variant_name(s));
+  }
+  EXPECT_EQ(split_shapes, 1);
+  for (const dmma::Extra& e : dmma::kExtras) {
+    ASSERT_GE(e.shape, 0);
+    EXPECT_NE(registry().find(dmma::variant_name(e.shape) + e.suffix), nullptr) << e.suffix;
+  }
+  EXPECT_FALSE(registry().find("dmma")->info.tuning);
+}
+
+TEST(DmmaRule, PicksTheBestScoringShapeElseSplitK) {
+  const dmma::Target t = h100();
+  const int split = dmma::split_k_shape();
+  std::mt19937_64 rng(choose_seed());
+  std::uniform_int_distribution<int> dim(1, 9000);
+  for (int i = 0; i < 2000; ++i) {
+    const int M = dim(rng), N = dim(rng), K = dim(rng);
+    const bool wide = i % 2;
+    const dmma::Config c = dmma::choose(M, N, K, t, wide);
+    EXPECT_EQ(c.instr, dmma::Instr::K16);
+    const dmma::Shape& s = dmma::kShapes[split];
+    const long long split_tiles = static_cast<long long>((M + s.bm - 1) / s.bm) * ((N + s.bn - 1) / s.bn);
+    if (split_tiles < t.sm_count) {
+      // Too few tiles for the GPU even at the smallest shape: split K, within its stated bounds.
+      EXPECT_EQ(c.shape, split) << M << "x" << N << "x" << K;
+      EXPECT_GE(c.splits, 1);
+      EXPECT_LE(c.splits, dmma::kMaxSplits);
+      EXPECT_TRUE(c.splits == 1 || K / c.splits >= dmma::kMinSplitDepth) << M << "x" << N << "x" << K;
+      continue;
+    }
+    EXPECT_EQ(c.splits, 1);
+    for (int other = 0; other < dmma::kShapeCount; ++other)  // nothing scores higher than the pick
+      EXPECT_LE(dmma::score(M, N, other, t, wide), dmma::score(M, N, c.shape, t, wide)) << M << "x" << N;
+    EXPECT_GT(dmma::kShapes[c.shape].speed_wide, 0.0);
+  }
+  // Below sm_90 the m8n8k4 instruction; a shape that does not fit is never picked.
+  dmma::Target a100 = t;
+  a100.code_arch = 80;
+  a100.blocks_per_sm[dmma::shape_index(128, 128, 32)] = 0;
+  EXPECT_EQ(dmma::choose(256, 256, 4096, a100).instr, dmma::Instr::K4);
+  EXPECT_NE(dmma::choose(8192, 8192, 8192, a100).shape, dmma::shape_index(128, 128, 32));
+  // Nothing fits: the split-K shape (its launch then says why).
+  dmma::Target none = t;
+  none.blocks_per_sm.fill(0);
+  EXPECT_EQ(dmma::choose(4096, 4096, 4096, none).shape, split);
+}
+
+TEST(DmmaRule, ScoreIsWaveFillTimesSpeed) {
+  const dmma::Target t = h100();
+  const int big = dmma::shape_index(128, 128, 32);
+  // 4096^2 in 128x128 tiles: 1024 tiles in 8 waves of 132 slots (1056): 1024/1056 of the slots are useful.
+  EXPECT_NEAR(dmma::score(4096, 4096, big, t, true), 1024.0 / 1056.0, 1e-12);
+  // 8-byte copies: the narrow speed.
+  EXPECT_NEAR(dmma::score(4096, 4096, big, t, false), 0.95 * 1024.0 / 1056.0, 1e-12);
+  // A shape the rule does not pick scores 0.
+  EXPECT_EQ(dmma::score(4096, 4096, dmma::shape_index(128, 128, 16), t, true), 0.0);
+}
+
+// The TMA kernel's fragment loads (gemm/08_dmma_tma.cu): shared memory serves a 64-bit warp load one
+// half-warp per wavefront, so a load takes 2 wavefronts when each half-warp's 16 doubles sit in 16 distinct
+// 8-byte banks, and more otherwise. Every A load (8 per 16-deep step: rows g and g + 8, k groups j) and every
+// B load (4: k groups j) of the layout must take 2. The k order must be a permutation of the 16 rows.
+TEST(DmmaTmaLayout, EveryFragmentLoadIsConflictFree) {
+  std::vector<int> rows;
+  for (int t = 0; t < 4; ++t)
+    for (int j = 0; j < 4; ++j) rows.push_back(dmma::tma_kperm(t, j));
+  std::sort(rows.begin(), rows.end());
+  for (int r = 0; r < 16; ++r) EXPECT_EQ(rows[r], r);
+  auto wavefronts = [](auto offset) {  // offset(g, t): the double a lane reads
+    int total = 0;
+    for (int half = 0; half < 2; ++half) {
+      std::map<int, std::set<int>> banks;
+      for (int lane = 16 * half; lane < 16 * half + 16; ++lane) {
+        const int off = offset(lane / 4, lane % 4);
+        banks[off % 16].insert(off);
+      }
+      int worst = 0;
+      for (const auto& [bank, words] : banks) worst = std::max(worst, static_cast<int>(words.size()));
+      total += worst;
+    }
+    return total;
+  };
+  for (int i = 0; i < 8; ++i)  // A: lane (g, t) reads A(g + 8 (i % 2), t + 4 (i / 2))
+    EXPECT_EQ(wavefronts([&](int g, int t) { return dmma::tma_swizzled(dmma::tma_kperm(t, i / 2), g + 8 * (i % 2)); }), 2)
+        << "A load " << i;
+  for (int i = 0; i < 4; ++i)  // B: lane (g, t) reads B(t + 4 i, g); B's rows are n
+    EXPECT_EQ(wavefronts([&](int g, int t) { return dmma::tma_swizzled(g, dmma::tma_kperm(t, i)); }), 2) << "B load " << i;
+  // The natural k order (row t + 4 j) conflicts: the model can fail.
+  EXPECT_GT(wavefronts([](int g, int t) { return dmma::tma_swizzled(t, g); }), 2);
+  // The kernel's shortcut for row g + 8 of A.
+  for (int r = 0; r < 16; ++r)
+    for (int g = 0; g < 8; ++g) EXPECT_EQ(dmma::tma_swizzled(r, g + 8), dmma::tma_swizzled(r, g) ^ 8);
+}
+
+TEST(DmmaTmaRule, TmaWhereItScoresAboveDmmaAndCanRun) {
+  const dmma::Target t = h100();
+  const bool both[dmma::kTmaTileCount] = {true, true}, first[dmma::kTmaTileCount] = {true, false},
+             none[dmma::kTmaTileCount] = {false, false};
+  std::string why;
+  for (int n : {2048, 3000, 4096, 8192}) {
+    EXPECT_EQ(dmma::tma_pick(n, n, n, t, both, true, &why), 0) << n << ": " << why;
+    EXPECT_EQ(why.rfind("tma 128x128x32", 0), 0u) << why;
+  }
+  // 1024^3: 64 tiles of 128 x 128 would leave half of the SMs idle; split two ways along K they fill 128 of 132,
+  // and the score counts the partial each owner reads: 1.05 x 64 x 32 / (132 x (16 + kPartialCost)). The
+  // 128 x 64 kernel with two k-groups runs 128 whole tiles of 32 k-tiles, one per SM: 1.00 x 128 / 132.
+  EXPECT_NEAR(dmma::tma_score(1024, 1024, 1024, t, true, true, 0),
+              dmma::kTmaTiles[0].speed * 64 * 32 / (132.0 * (16 + stream_k::kPartialCost)), 1e-12);
+  EXPECT_NEAR(dmma::tma_score(1024, 1024, 1024, t, true, true, 1), dmma::kTmaTiles[1].speed * 128 / 132.0, 1e-12);
+  EXPECT_EQ(dmma::tma_pick(1024, 1024, 1024, t, both, true, &why), 1) << why;
+  EXPECT_EQ(why.rfind("tma 128x64x32, 2 k-groups", 0), 0u) << why;
+  // Where the two-group kernel does not load, the 128 x 128 one still beats dmma there.
+  EXPECT_EQ(dmma::tma_pick(1024, 1024, 1024, t, first, true, &why), 0) << why;
+  // Small C with deep K: dmma splits K 16 ways over 64x64 tiles; the TMA kernels split a tile at most 4 ways.
+  EXPECT_EQ(dmma::tma_pick(256, 256, 4096, t, both, true, &why), -1);
+  EXPECT_NE(why.find("too small"), std::string::npos) << why;
+  // Operands the TMA cannot describe, and no sm_90a code: dmma, whatever the size, and the note says why.
+  EXPECT_EQ(dmma::tma_pick(8192, 8192, 8192, t, both, false, &why), -1);
+  EXPECT_NE(why.find("16-byte"), std::string::npos) << why;
+  EXPECT_EQ(dmma::tma_pick(8192, 8192, 8192, t, none, true, &why), -1);
+  EXPECT_NE(why.find("sm_90a"), std::string::npos) << why;
+  // 4096^3: 1024 tiles of 128 k-tiles; 6 waves whole (792 tiles), the last wave and the remainder (232 tiles)
+  // shared, at most 225 k-tiles a block: 768 + 225 + one partial, against 8 waves (1024) without stream-K.
+  EXPECT_NEAR(dmma::tma_score(4096, 4096, 4096, t, true, true),
+              dmma::kTmaTiles[0].speed * 1024 * 128 / (132.0 * (993 + stream_k::kPartialCost)), 1e-12);
+  // 4224^2 (33 x 33 = 1089 tiles, 8.25 waves) shallow: K = 96 is 3 k-tiles, too few to share; the wave fill.
+  EXPECT_NEAR(dmma::tma_score(4224, 4224, 96, t, true, true), dmma::kTmaTiles[0].speed * 1089.0 / (9 * 132), 1e-12);
+  EXPECT_EQ(dmma::tma_score(4096, 4096, 4096, t, true, false), 0.0);
+  EXPECT_EQ(dmma::tma_score(4096, 4096, 4096, t, true, false, 1), 0.0);
+}
+
+
+TEST(DmmaRule, SplitCountFillsTheSlotsWithinBounds) {
+  // 16 tiles of 64x64 with 3 resident per SM on 132 SMs: 396 slots, 24 splits fill them; capped at 16.
+  EXPECT_EQ(dmma::split_count(256, 256, 4096, 64, 64, 132, 3), dmma::kMaxSplits);
+  // 64 tiles: 6 splits put 384 blocks in the 396 slots (7 would take a second wave).
+  EXPECT_EQ(dmma::split_count(64, 4096, 4096, 64, 64, 132, 3), 6);
+  // One resident block per SM: at least one block per SM (2 splits of 100 tiles).
+  EXPECT_EQ(dmma::split_count(640, 640, 4096, 64, 64, 132, 1), 2);
+  // Never below kMinSplitDepth of K per split, never above kMaxSplits; 1 once the tiles fill the GPU.
+  EXPECT_EQ(dmma::split_count(64, 64, 300, 64, 64, 132, 3), 1);
+  EXPECT_EQ(dmma::split_count(64, 64, 1 << 20, 64, 64, 132, 3), dmma::kMaxSplits);
+  EXPECT_EQ(dmma::split_count(4096, 4096, 4096, 64, 64, 132, 3), 1);
+}
+
+TEST(DmmaRule, ReadsThisGpu) {
+  KS_REQUIRE_GPU();
+  if (test::current_cc() < 80) GTEST_SKIP() << "dmma needs compute capability 8.0";
+  const dmma::Target t = dmma::current_target();
+  std::printf("target: %d SMs, compute_%d; resident blocks per SM:", t.sm_count, t.code_arch);
+  for (int s = 0; s < dmma::kShapeCount; ++s) std::printf(" %s %d", dmma::shape_name(s).c_str(), t.blocks_per_sm[s]);
+  std::printf("\n");
+  EXPECT_GT(t.sm_count, 0);
+  // 74 KiB and 106 KiB of shared memory fit every CC 8.x/9.x GPU.
+  EXPECT_GE(t.blocks_per_sm[dmma::shape_index(64, 64, 16)], 1);
+  EXPECT_GE(t.blocks_per_sm[dmma::shape_index(128, 64, 16)], 1);
+}
+
+TEST(DmmaRule, SplitsCoverKExactlyInWholeKTiles) {
+  for (int K : {1, 15, 16, 17, 255, 1001, 4096, 5000, 65537}) {
+    for (int splits : {1, 2, 3, 7, 16}) {
+      const int depth = dmma::split_depth(K, splits);
+      EXPECT_EQ(depth % 16, 0) << K << " " << splits;
+      const int used = (K + depth - 1) / depth;
+      EXPECT_LE(used, splits) << K << " " << splits;
+      EXPECT_GE(static_cast<long long>(used) * depth, K);
+      EXPECT_LT(static_cast<long long>(used - 1) * depth, K);  // no empty split
+    }
+  }
+}
+
+}  // namespace
+}  // namespace ks::gemm

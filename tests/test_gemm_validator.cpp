@@ -1,0 +1,243 @@
+// The validator and the problem: the Eigen reference, the element-wise bound, sampled validation, NaN padding,
+// the operand distributions, the BLAS argument rules; and the validator on a real GPU result.
+#include "gemm_fixtures.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <random>
+#include <set>
+#include <tuple>
+
+namespace ks::gemm {
+namespace {
+
+Eigen::MatrixXd host_result(const GemmProblem& p) {
+  const GemmShape& s = p.shape;
+  Eigen::MatrixXd c = Eigen::MatrixXd::Constant(s.ldc, s.N, std::nan(""));
+  Eigen::MatrixXd v = p.alpha * (p.A.topRows(s.M) * p.B.topRows(s.K));
+  if (s.M == 0 || s.N == 0) return c;
+  if (p.beta != 0.0) v += p.beta * p.C0.topRows(s.M);
+  c.topRows(s.M) = v;
+  return c;
+}
+
+TEST(GemmValidator, AcceptsTheReferenceItself) {
+  const GemmProblem p = make_problem({37, 23, 51, 40, 60, 41}, 1.5, -0.75, choose_seed());
+  const GemmCheck c = validate(p, host_result(p));
+  EXPECT_TRUE(c.ok) << c.report;
+}
+
+TEST(GemmValidator, CatchesOneBrokenElement) {
+  const GemmProblem p = make_problem({64, 48, 100}, 1.0, 0.0, choose_seed());
+  Eigen::MatrixXd c = host_result(p);
+  // The smallest change that matters: a few ulp beyond the bound of one element.
+  const double bound = kBoundFactor * (p.shape.K + 2) * 2.2e-16 *
+                       (p.A.row(17).cwiseAbs() * p.B.col(9).cwiseAbs())(0, 0);
+  c(17, 9) += 4 * bound;
+  const GemmCheck r = validate(p, c);
+  EXPECT_FALSE(r.ok);
+  EXPECT_EQ(r.bad, 1);
+  EXPECT_NE(r.report.find("C(17, 9)"), std::string::npos) << r.report;
+  EXPECT_NE(r.report.find("seed"), std::string::npos) << r.report;
+}
+
+TEST(GemmValidator, CatchesNaNAndUnwrittenElements) {
+  const GemmProblem p = make_problem({5, 7, 3}, 2.0, 0.5, choose_seed());
+  Eigen::MatrixXd c = host_result(p);
+  c(4, 6) = std::nan("");
+  EXPECT_FALSE(validate(p, c).ok);
+  c = host_result(p);
+  c(0, 0) = std::numeric_limits<double>::infinity();
+  EXPECT_FALSE(validate(p, c).ok);
+}
+
+TEST(GemmValidator, CatchesWritesIntoPaddingRows) {
+  const GemmProblem p = make_problem({10, 4, 6, 0, 0, 13}, 1.0, 0.0, choose_seed());
+  Eigen::MatrixXd c = host_result(p);
+  c(11, 2) = 0.0;  // row 11 >= M = 10: padding
+  const GemmCheck r = validate(p, c);
+  EXPECT_FALSE(r.ok);
+  EXPECT_NE(r.report.find("padding"), std::string::npos) << r.report;
+}
+
+TEST(GemmValidator, RejectsWrongShape) {
+  const GemmProblem p = make_problem({4, 4, 4}, 1.0, 0.0, 1);
+  EXPECT_FALSE(validate(p, Eigen::MatrixXd::Zero(3, 4)).ok);
+}
+
+TEST(GemmProblemTest, PaddingIsNaNAndInputsAreRandom) {
+  const GemmProblem p = make_problem({3, 2, 2, 5, 4, 6}, 1.0, 0.5, 42);
+  EXPECT_EQ(make_problem({3, 2, 2}, 1.0, 0.0, 42).C0.size(), 0);  // beta 0: C is never read, so there is no C0
+  EXPECT_TRUE(std::isnan(p.A(3, 0)) && std::isnan(p.A(4, 1)));
+  EXPECT_TRUE(std::isnan(p.B(2, 0)) && std::isnan(p.C0(5, 1)));
+  EXPECT_NE(p.A(0, 0), p.A(1, 0));
+  const GemmProblem q = make_problem({3, 2, 2, 5, 4, 6}, 1.0, 0.5, 43);
+  EXPECT_NE(p.A(0, 0), q.A(0, 0));
+}
+
+TEST(GemmArgsTest, BlasRulesForShapesLeadingDimensionsAndPointers) {
+  double x = 0;
+  GemmArgs a{4, 4, 4, 1.0, &x, 4, &x, 4, 0.0, &x, 4};
+  EXPECT_NO_THROW(check_args(a));
+  GemmArgs b = a;
+  b.M = -1;
+  EXPECT_THROW(check_args(b), std::invalid_argument);
+  b = a;
+  b.K = -1;
+  EXPECT_THROW(check_args(b), std::invalid_argument);
+  // Zero dimensions are legal BLAS (a quick return); leading dimensions are then at least 1.
+  b = a;
+  b.M = 0;
+  b.lda = b.ldc = 1;
+  EXPECT_NO_THROW(check_args(b));
+  b.lda = 0;
+  EXPECT_THROW(check_args(b), std::invalid_argument);
+  b = a;
+  b.K = 0;
+  b.ldb = 1;
+  b.A = b.B = nullptr;  // K zero: A and B are not read
+  EXPECT_NO_THROW(check_args(b));
+  b = a;
+  b.alpha = 0.0;
+  b.A = b.B = nullptr;  // alpha zero: A and B are not read
+  EXPECT_NO_THROW(check_args(b));
+  b.alpha = 1.0;
+  EXPECT_THROW(check_args(b), std::invalid_argument);
+  b = a;
+  b.lda = 3;
+  EXPECT_THROW(check_args(b), std::invalid_argument);
+  b = a;
+  b.ldb = 3;
+  EXPECT_THROW(check_args(b), std::invalid_argument);
+  b = a;
+  b.ldc = 2;
+  EXPECT_THROW(check_args(b), std::invalid_argument);
+  b = a;
+  b.C = nullptr;
+  EXPECT_THROW(check_args(b), std::invalid_argument);
+  // Dimensions near INT_MAX would overflow the kernels' int tile arithmetic (i0 + BM past the last tile).
+  b = a;
+  b.M = b.lda = b.ldc = kMaxDim;
+  EXPECT_NO_THROW(check_args(b));
+  b.M = b.lda = b.ldc = kMaxDim + 1;
+  EXPECT_THROW(check_args(b), std::invalid_argument);
+  b = a;
+  b.N = 2147483647;
+  EXPECT_THROW(check_args(b), std::invalid_argument);
+  b = a;
+  b.K = b.ldb = kMaxDim + 1;
+  EXPECT_THROW(check_args(b), std::invalid_argument);
+}
+
+TEST(GemmProblemTest, ReferenceFollowsBlasWhenAlphaOrKIsZero) {
+  const GemmProblem nan_ab = make_problem({7, 5, 9}, 0.0, 2.0, choose_seed(), Operands::nan());
+  ASSERT_TRUE(std::isnan(nan_ab.A(0, 0)) && std::isnan(nan_ab.B(0, 0)));
+  EXPECT_TRUE(nan_ab.expected().ref.isApprox(2.0 * nan_ab.C0.topRows(7)));
+  const GemmProblem k0 = make_problem({6, 4, 0}, 1.5, -0.5, choose_seed());
+  EXPECT_EQ(k0.A.cols(), 0);
+  EXPECT_TRUE(k0.expected().ref.isApprox(-0.5 * k0.C0.topRows(6)));
+  const GemmProblem m0 = make_problem({0, 4, 3}, 1.0, 1.0, choose_seed());
+  EXPECT_EQ(m0.shape.ldc, 1);
+  EXPECT_EQ(m0.expected().ref.size(), 0);
+  EXPECT_TRUE(validate(m0, m0.C0).ok);  // nothing to check but C's padding, which must stay NaN
+}
+
+TEST(GemmOperands, ParsesWhatItPrintsAndRefusesTheRest) {
+  for (const char* text : {"uniform", "exp:0.5", "exp:4", "exp:2,pow2:100", "uniform,pow2:400", "exp:0"}) {
+    const Operands o = parse_operands(text);
+    EXPECT_EQ(parse_operands(o.str()).str(), o.str()) << text;
+  }
+  EXPECT_EQ(parse_operands("exp:1.5").phi, 1.5);
+  EXPECT_EQ(parse_operands("exp:2,pow2:30").pow2, 30);
+  EXPECT_EQ(parse_operands("uniform").kind, Operands::Kind::Uniform);
+  for (const char* bad : {"", "normal", "exp", "exp:", "exp:x", "exp:1x", "exp:-1", "exp:9", "exp:nan", "exp:inf",
+                          " exp:1", "uniform,", "uniform,pow2:", "uniform,pow2:401", "uniform,pow2:-1",
+                          "uniform,pow2:1.5", "exp:1,scale:3", "exp:1,pow2:3,pow2:4", "nan"}) {
+    EXPECT_THROW(parse_operands(bad), std::invalid_argument) << "'" << bad << "'";
+  }
+}
+
+// The distributions draw what they say: exp:PHI's log-magnitudes spread as PHI says, pow2 scales whole rows of
+// A and columns of B by powers of two (element ratios within a row unchanged), and a seed repeats its operands.
+TEST(GemmOperands, DrawWhatTheySay) {
+  const std::uint64_t seed = choose_seed();
+  const GemmShape shape{200, 150, 300, 203, 0, 0};
+  auto log_spread = [](const Eigen::MatrixXd& x, int rows) {
+    const Eigen::ArrayXXd l = x.topRows(rows).array().abs().log();
+    return std::sqrt((l - l.mean()).square().mean());
+  };
+  const GemmProblem u = make_problem(shape, 1.0, 0.0, seed);
+  EXPECT_LE(u.A.topRows(200).cwiseAbs().maxCoeff(), 1.0);
+  const double base = log_spread(u.A, 200);  // log|x| of x uniform: standard deviation 1
+  double last = 0;
+  for (double phi : {0.5, 1.0, 2.0, 4.0}) {
+    const GemmProblem p = make_problem(shape, 1.0, 0.0, seed, Operands::exp(phi));
+    const double sd = log_spread(p.A, 200);
+    // log|(u - 0.5) exp(phi g)| = log|u - 0.5| + phi g: variance 1 + phi^2
+    EXPECT_NEAR(sd, std::sqrt(base * base + phi * phi), 0.05 * sd) << "phi " << phi << ", seed " << seed;
+    EXPECT_GT(sd, last);
+    last = sd;
+    EXPECT_TRUE(std::isnan(p.A(201, 3))) << "padding rows stay NaN";
+  }
+  Operands scaled = Operands::exp(1.0);
+  scaled.pow2 = 300;
+  const GemmProblem plain = make_problem(shape, 1.0, 0.0, seed, Operands::exp(1.0));
+  const GemmProblem wide = make_problem(shape, 1.0, 0.0, seed, scaled);
+  int max_e = -10000, min_e = 10000;
+  for (int i = 0; i < 200; ++i) {
+    const Eigen::ArrayXd r = wide.A.row(i).array() / plain.A.row(i).array();
+    int e = 0;
+    EXPECT_EQ(std::frexp(r(0), &e), 0.5) << "row " << i << " scaled by a power of two";
+    EXPECT_TRUE((r == r(0)).all()) << "row " << i << ": one factor for the whole row";
+    max_e = std::max(max_e, e);
+    min_e = std::min(min_e, e);
+  }
+  EXPECT_GT(max_e - min_e, 300) << "rows spread over the range";
+  for (int j = 0; j < 150; ++j) {
+    const Eigen::ArrayXd r = wide.B.col(j).array() / plain.B.col(j).array();
+    EXPECT_TRUE((r == r(0)).all()) << "column " << j << ": one factor for the whole column";
+  }
+  const GemmProblem again = make_problem(shape, 1.0, 0.0, seed, scaled);
+  EXPECT_TRUE(again.A.topRows(200) == wide.A.topRows(200));
+  EXPECT_TRUE(again.B == wide.B);
+}
+
+TEST(GemmValidator, SampledValidationCatchesWhatItSamples) {
+  const GemmProblem p = make_problem({60, 40, 30, 63, 0, 61}, 1.25, 0.5, choose_seed());
+  Eigen::MatrixXd c = host_result(p);
+  EXPECT_TRUE(validate_sampled(p, c.data(), 4096).ok);
+  // A corner is always among the samples; just past its bound, it fails.
+  c(59, 39) += 1.01 * p.expected().bound(59, 39);
+  const GemmCheck corner = validate_sampled(p, c.data(), 4);
+  EXPECT_FALSE(corner.ok);
+  EXPECT_NE(corner.report.find("C(59, 39)"), std::string::npos) << corner.report;
+  // With 25 samples per element, any one broken element is found (a miss has probability e^-25).
+  c = host_result(p);
+  c(37, 11) = std::nan("");
+  EXPECT_FALSE(validate_sampled(p, c.data(), 25 * 60 * 40).ok);
+  // Written padding in a sampled column fails too.
+  c = host_result(p);
+  c(60, 0) = 1.0;
+  EXPECT_FALSE(validate_sampled(p, c.data(), 4).ok);
+}
+
+TEST(GemmValidatorOnGpu, CatchesOneBrokenElementOfARealResult) {
+  KS_REQUIRE_GPU();
+  const GemmProblem p = make_problem({100, 100, 100}, 1.0, 0.0, choose_seed());
+  Stream stream;
+  ExecContext ctx(stream.get());
+  Runner runner(*registry().find("cublas"), Mode::Device, p, ctx);
+  runner.reset_output();
+  runner.run();
+  Eigen::MatrixXd c = runner.result();
+  ASSERT_TRUE(validate(p, c).ok);
+  c(50, 50) += 1.01 * p.expected().bound(50, 50);  // just past the element's own bound, whatever its size
+  EXPECT_FALSE(validate(p, c).ok);
+}
+
+}  // namespace
+}  // namespace ks::gemm

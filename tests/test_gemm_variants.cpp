@@ -1,0 +1,200 @@
+// Every registered DGEMM variant: the registry, then every variant in every launch mode on odd shapes, the BLAS
+// cases, every input distribution, and indices past 2^31. Parameterised from the registry: a new variant is
+// tested everywhere with no edit here.
+#include "gemm_fixtures.hpp"
+
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstring>
+#include <map>
+#include <random>
+#include <set>
+#include <tuple>
+
+namespace ks::gemm {
+namespace {
+
+TEST(GemmRegistryTest, HoldsTheLadderAndTheAnchor) {
+  for (const char* name : {"naive", "shared", "coalesced", "register_tiled", "warp_tiled", "dmma", "cublas"})
+    EXPECT_NE(registry().find(name), nullptr) << name;
+  // cp.async and the FP64 tensor cores: compute capability 8.0; the FFMA register tiling runs everywhere.
+  EXPECT_EQ(registry().find("register_tiled")->info.min_cc, 0);
+  EXPECT_EQ(registry().find("warp_tiled")->info.min_cc, 80);
+  EXPECT_EQ(registry().find("dmma")->info.min_cc, 80);
+  ASSERT_NE(registry().anchor(), nullptr);
+  EXPECT_EQ(registry().anchor()->info.name, "cublas");
+  EXPECT_EQ(registry().all().front()->info.name, "cublas");  // step 00
+}
+
+// Every numbered file (or folder) of gemm/ declares a variant, and no name is declared twice.
+TEST(GemmRegistryTest, EveryLadderEntryDeclaresAndNoNameTwice) {
+  test::expect_ladder_declared(registry(), {
+#include "ladder/gemm_entries.inc"
+  });
+}
+
+// ---- GPU: every variant x mode over odd shapes ----
+
+struct ShapeCase {
+  GemmShape shape;
+  bool beta_zero;
+};
+
+const std::vector<ShapeCase>& shape_cases() {
+  static const std::vector<ShapeCase> c{
+      {{1, 1, 1}, false},           {{17, 33, 9}, true},          {{100, 100, 100}, false},
+      {{127, 129, 131}, true},      {{256, 256, 256}, false},     {{1000, 1000, 1000}, false},
+      {{2048, 64, 512}, true},      {{64, 2048, 512}, false},     {{33, 17, 45, 40, 50, 37}, false},
+      {{100, 90, 80, 128, 96, 101}, true},
+      // Deep K on a small C: the dmma rule splits K (16 splits here; 3 uneven ones below, odd lda).
+      {{96, 80, 5000}, false},      {{70, 50, 1001, 71, 1002, 70}, true},
+  };
+  return c;
+}
+
+std::vector<std::string> variant_names() { return registry().names(); }
+
+using Param = std::tuple<std::string, Mode, std::size_t>;
+
+std::string case_name(const ::testing::TestParamInfo<Param>& info) {
+  const std::string& name = std::get<0>(info.param);
+  const Mode mode = std::get<1>(info.param);
+  return test::sanitize(name + "_" + to_string(mode) + "_" + shape_cases()[std::get<2>(info.param)].shape.str());
+}
+
+class GemmCase : public ::testing::TestWithParam<Param> {};
+
+// Shape case `index`'s problem, built once per process: every variant and mode checks against the same inputs
+// and the same Eigen reference. alpha and beta are drawn from the seed and the case.
+const GemmProblem& shape_problem(std::size_t index) {
+  return shared_problem("shape " + std::to_string(index), [index] {
+    const ShapeCase& sc = shape_cases()[index];
+    const std::uint64_t seed = process_seed();
+    std::mt19937_64 rng(seed + index);
+    std::uniform_real_distribution<double> scalar(-2.0, 2.0);
+    const double alpha = scalar(rng);
+    const double beta = sc.beta_zero ? 0.0 : scalar(rng);
+    return make_problem(sc.shape, alpha, beta, seed);
+  });
+}
+
+TEST_P(GemmCase, MatchesEigenReference) {
+  KS_REQUIRE_GPU();
+  const auto& [name, mode, shape_index] = GetParam();
+  KS_VARIANT_OR_SKIP(v, name);
+  const GemmCheck c = run_once(*v, mode, shape_problem(shape_index));
+  EXPECT_TRUE(c.ok) << name << " / " << to_string(mode) << ": " << c.report;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Variants, GemmCase,
+    ::testing::Combine(::testing::ValuesIn(variant_names()), ::testing::ValuesIn(all_modes()),
+                       ::testing::Range<std::size_t>(0, shape_cases().size())),
+    case_name);
+
+// BLAS semantics in every variant and mode: alpha == 0 reads neither A nor B (NaN there must not reach C), and a
+// zero M, N or K is a quick return (K == 0: C = beta C).
+struct BlasCase {
+  GemmShape shape;
+  double alpha, beta;
+  Operands ab;
+  const char* what;
+};
+
+const std::vector<BlasCase>& blas_cases() {
+  static const std::vector<BlasCase> c{
+      {{200, 150, 300}, 0.0, 2.0, Operands::nan(), "alpha0_beta2_nan_ab"},
+      {{37, 41, 53}, 0.0, 0.0, Operands::nan(), "alpha0_beta0_nan_ab"},
+      {{0, 17, 9}, 1.5, 0.5, Operands::uniform(), "M0"},
+      {{17, 0, 9}, 1.5, 0.5, Operands::uniform(), "N0"},
+      {{17, 33, 0}, 1.5, 0.5, Operands::uniform(), "K0"},
+      {{17, 33, 0}, 1.5, 0.0, Operands::uniform(), "K0_beta0"},
+  };
+  return c;
+}
+
+using BlasParam = std::tuple<std::string, Mode, std::size_t>;
+
+class GemmBlas : public ::testing::TestWithParam<BlasParam> {};
+
+TEST_P(GemmBlas, QuickReturnsAndAlphaZero) {
+  KS_REQUIRE_GPU();
+  const auto& [name, mode, index] = GetParam();
+  KS_VARIANT_OR_SKIP(v, name);
+  const BlasCase& bc = blas_cases()[index];
+  const GemmCheck c = run_once(*v, mode, make_problem(bc.shape, bc.alpha, bc.beta, choose_seed(), bc.ab));
+  EXPECT_TRUE(c.ok) << name << " / " << to_string(mode) << " / " << bc.what << ": " << c.report;
+}
+
+INSTANTIATE_TEST_SUITE_P(
+    Variants, GemmBlas,
+    ::testing::Combine(::testing::ValuesIn(variant_names()), ::testing::ValuesIn(all_modes()),
+                       ::testing::Range<std::size_t>(0, blas_cases().size())),
+    [](const ::testing::TestParamInfo<BlasParam>& info) {
+      return test::sanitize(std::get<0>(info.param) + "_" + to_string(std::get<1>(info.param)) + "_" +
+                            blas_cases()[std::get<2>(info.param)].what);
+    });
+
+// Every variant on every input distribution kbench's --dist offers (device mode; the modes move bytes, not
+// values): wider exponents (exp:PHI) and rows of A and columns of B scaled far apart (pow2) must still meet
+// the element-wise bound, whose |A||B| term follows the data.
+class GemmDist : public ::testing::TestWithParam<std::string> {};
+
+TEST_P(GemmDist, EveryDistributionMeetsTheBound) {
+  KS_REQUIRE_GPU();
+  KS_VARIANT_OR_SKIP(v, GetParam());
+  for (const char* dist : {"uniform", "exp:0.5", "exp:1", "exp:2", "exp:4", "exp:2,pow2:300", "uniform,pow2:400"}) {
+    const GemmProblem& p = shared_problem(std::string("dist ") + dist, [dist] {
+      return make_problem({127, 129, 131, 130, 0, 0}, 1.25, -0.5, process_seed(), parse_operands(dist));
+    });
+    const GemmCheck c = run_once(*v, Mode::Device, p);
+    EXPECT_TRUE(c.ok) << GetParam() << " on " << dist << ": " << c.report;
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, GemmDist, ::testing::ValuesIn(variant_names()),
+                         [](const ::testing::TestParamInfo<std::string>& info) { return test::sanitize(info.param); });
+
+// Index arithmetic beyond 32 bits: A has M * K = 65536 * 32769 > 2^31 elements, so its last column starts
+// at element 2^31. Every variant must index it with 64-bit arithmetic (or be refused); none may be silently
+// wrong. Needs about 18 GiB of device memory and 36 GiB of host memory.
+TEST(GemmLargeIndex, EveryVariantPastTwoToThe31Elements) {
+  KS_REQUIRE_GPU();
+  if (test::small_sizes_only()) GTEST_SKIP() << "KS_SMALL_SIZES: large sizes skipped";
+  std::size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const GemmShape shape{65536, 4, 32769};
+  ASSERT_GT(static_cast<long long>(shape.M) * shape.K, 1LL << 31);
+  if (free_bytes < (24ull << 30)) GTEST_SKIP() << "needs 24 GiB of free device memory, " << (free_bytes >> 30) << " GiB free";
+  const GemmProblem p = make_problem(shape, 1.0, 0.5, choose_seed());
+  for (const GemmVariant* v : registry().all()) {
+    if (v->info.tuning || test::current_cc() < v->info.min_cc) continue;
+    const GemmCheck c = run_once(*v, Mode::Device, p);
+    EXPECT_TRUE(c.ok) << v->info.name << ": " << c.report;
+  }
+}
+
+// The same for the TMA kernel, which the test above never reaches (K odd there: ldb odd, dmma runs): K even,
+// and the TMA variants forced (dmma_tma's rule would pick dmma for a 4-column C).
+TEST(GemmLargeIndex, TmaKernelPastTwoToThe31Elements) {
+  KS_REQUIRE_GPU();
+  if (test::small_sizes_only()) GTEST_SKIP() << "KS_SMALL_SIZES: large sizes skipped";
+  if (test::current_cc() != 90) GTEST_SKIP() << "the TMA kernel runs on compute capability 9.0";
+  std::size_t free_bytes = 0, total_bytes = 0;
+  CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total_bytes));
+  const GemmShape shape{65536, 4, 32770};
+  ASSERT_GT(static_cast<long long>(shape.M) * shape.K, 1LL << 31);
+  if (free_bytes < (24ull << 30)) GTEST_SKIP() << "needs 24 GiB of free device memory, " << (free_bytes >> 30) << " GiB free";
+  const GemmProblem p = make_problem(shape, 1.0, 0.5, choose_seed());
+  for (const char* name : {"dmma_tma_128x128_k32", "dmma_tma_128x64", "dmma_tma_128x64_k32_2g"}) {
+    const GemmVariant* v = registry().find(name);
+    ASSERT_NE(v, nullptr) << name;
+    const GemmCheck c = run_once(*v, Mode::Device, p);
+    EXPECT_TRUE(c.ok) << name << ": " << c.report;
+  }
+}
+
+}  // namespace
+}  // namespace ks::gemm
