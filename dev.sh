@@ -15,8 +15,9 @@ what=$1; shift
 case "$what" in bench|test) ;; *) usage ;; esac
 
 # Each Debian/Ubuntu package and the CMake config file that shows it is usable.
+# libbenchmark-tools: Google Benchmark's compare.py, which a test runs on kbench's results files.
 packages=(libeigen3-dev:Eigen3Config.cmake libcli11-dev:CLI11Config.cmake libbenchmark-dev:benchmarkConfig.cmake
-          libgtest-dev:GTestConfig.cmake)
+          libgtest-dev:GTestConfig.cmake libbenchmark-tools:compare.py)
 
 # True when CMake will find the config file: under /usr, /usr/local or a CMAKE_PREFIX_PATH entry (packages
 # unpacked by hand, as on a GPU host without a registry, count).
@@ -31,10 +32,11 @@ findable() {
 }
 
 # matplotlib draws `kbench compare --plots`; CMake looks for a Python that imports it (cmake/KsPython.cmake).
-has_matplotlib() {
+# scipy: Google Benchmark's compare.py imports it.
+has_module() {
   local py
   for py in python3 /usr/bin/python3; do
-    command -v "$py" >/dev/null 2>&1 && "$py" -c "import matplotlib" >/dev/null 2>&1 && return 0
+    command -v "$py" >/dev/null 2>&1 && "$py" -c "import $1" >/dev/null 2>&1 && return 0
   done
   return 1
 }
@@ -44,7 +46,8 @@ install_missing() {
   for entry in "${packages[@]}"; do
     findable "${entry#*:}" || missing+=("${entry%%:*}")
   done
-  has_matplotlib || missing+=(python3-matplotlib)
+  has_module matplotlib || missing+=(python3-matplotlib)
+  has_module scipy || missing+=(python3-scipy)
   [ ${#missing[@]} -eq 0 ] && return 0
   command -v apt-get >/dev/null 2>&1 || { echo "dev.sh: not Debian/Ubuntu; install ${missing[*]} yourself"; return 0; }
   local sudo=""
@@ -68,20 +71,15 @@ cmake --build "$build" -j "$jobs"
 if [ "$what" = test ]; then
   log="$build/ctest.log"
   junit="$(cd "$build" && pwd)/ctest-junit.xml"
+  gtest="$(cd "$build" && pwd)/tests/gtest"
+  rm -rf "$gtest"  # each GoogleTest program writes its cases there (tests/CMakeLists.txt): this run's only
   set +e
   ctest --test-dir "$build" --output-on-failure --output-junit "$junit" -j "$jobs" "$@" 2>&1 | tee "$log"
   rc=${PIPESTATUS[0]}
   set -e
-  # Why tests were skipped (no GPU, no cuobjdump, ...), one line per reason.
-  python3 tests/skip_summary.py "$junit" 2>/dev/null || true
-  # "100% tests passed, 0 tests failed out of N" (CMake 3) or "100% tests passed out of N" (CMake 4)
-  total=$(sed -n 's/.*tests passed.* out of \([0-9]*\).*/\1/p' "$log" | tail -1)
-  failed=$(sed -n 's/.* \([0-9]*\) tests failed out of.*/\1/p' "$log" | tail -1)
-  failed=${failed:-0}
-  skipped=$(grep -c '(Skipped)$' "$log" || true)
-  if [ -n "$total" ]; then
-    echo "tests: $((total - failed - skipped)) passed, $failed failed, $skipped skipped"
-  fi
+  # Per case: why tests were skipped (no GPU, no cuobjdump, ...), one line per reason with the count, the failed
+  # cases by name, then "tests: N passed, N failed, N skipped".
+  python3 tests/test_summary.py "$junit" "$gtest" || true
   exit "$rc"
 fi
 "$build/bench/check_cc" || exit $?

@@ -4,6 +4,7 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <ctime>
 #include <optional>
 #include <stdexcept>
 
@@ -65,6 +66,13 @@ __global__ void blocking_kernel(volatile int* flags, unsigned long long timeout_
   }
 }
 
+// CPU time of the calling thread, ms.
+double thread_cpu_ms() {
+  timespec ts{};
+  clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+  return static_cast<double>(ts.tv_sec) * 1e3 + static_cast<double>(ts.tv_nsec) * 1e-6;
+}
+
 int l2_bytes_of_current_device() {
   int device = 0, l2 = 0;
   CUDA_CHECK(cudaGetDevice(&device));
@@ -76,6 +84,7 @@ int l2_bytes_of_current_device() {
 struct Sampler {
   const TimingOptions& opts;
   std::vector<double> samples;
+  std::vector<double> cpu;  // each sample's host CPU time per launch
   std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
 
   bool done() const {
@@ -147,10 +156,11 @@ class Sampling {
     if (opts.blocking && !work.blocks_host) blocker_.emplace();
   }
 
-  // One sample of `batch_` launches into `per_launch_ms`; false when the blocking kernel timed out (the sample
-  // is not trusted).
-  bool sample(double& per_launch_ms) {
+  // One sample of `batch_` launches into `per_launch_ms`, and the host CPU time this thread spent on it (enqueueing
+  // and waiting) per launch into `cpu_ms`; false when the blocking kernel timed out (the sample is not trusted).
+  bool sample(double& per_launch_ms, double& cpu_ms) {
     if (cold_ && batch_ == 1) work_.flush();
+    const double cpu0 = thread_cpu_ms();
     if (blocker_) blocker_->block(stream_);
     timer_.start(stream_);
     if (graph_) {
@@ -164,13 +174,14 @@ class Sampling {
     timer_.stop(stream_);
     if (blocker_) blocker_->release();
     per_launch_ms = timer_.elapsed_ms() / batch_;
+    cpu_ms = (thread_cpu_ms() - cpu0) / batch_;
     return !(blocker_ && blocker_->timed_out());
   }
 
   // The first sample, retried without the blocker if it keeps timing out.
-  double first_sample() {
+  double first_sample(double& cpu_ms) {
     double ms = 0;
-    for (int tries = 1; !sample(ms); ++tries)
+    for (int tries = 1; !sample(ms, cpu_ms); ++tries)
       if (tries == 3) blocker_.reset();
     return ms;
   }
@@ -237,35 +248,29 @@ TimingStats time_on_stream(cudaStream_t stream, const TimingOptions& opts, const
   }
   CUDA_CHECK(cudaStreamSynchronize(stream));
   Sampling sampling(stream, opts, work);
-  Sampler s{opts, {}};
-  const double first = sampling.first_sample();
-  if (!sampling.choose_batch(first)) s.samples.push_back(first);
+  Sampler s{opts, {}, {}};
+  double cpu = 0;
+  const double first = sampling.first_sample(cpu);
+  if (!sampling.choose_batch(first)) {
+    s.samples.push_back(first);
+    s.cpu.push_back(cpu);
+  }
   s.start = std::chrono::steady_clock::now();
   while (!s.done()) {
     double t = 0;
-    if (sampling.sample(t)) {
+    if (sampling.sample(t, cpu)) {
       s.samples.push_back(t);
+      s.cpu.push_back(cpu);
     } else {
       s.samples.clear();
+      s.cpu.clear();
       sampling.after_timeout();
     }
   }
   TimingStats stats = TimingStats::from_samples(std::move(s.samples), opts.noise_target);
+  stats.cpu_ms = TimingStats::from_samples(std::move(s.cpu)).median_ms;
   sampling.describe(stats);
   return stats;
-}
-
-TimingStats time_on_host(const TimingOptions& opts, const std::function<void()>& run) {
-  if (opts.min_repetitions < 1) throw std::invalid_argument("time_on_host: min_repetitions must be >= 1");
-  for (int i = 0; i < opts.warmup; ++i) run();
-  std::vector<double> samples;
-  samples.reserve(static_cast<std::size_t>(opts.min_repetitions));
-  for (int i = 0; i < opts.min_repetitions; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    run();
-    samples.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  return TimingStats::from_samples(std::move(samples), opts.noise_target);
 }
 
 }  // namespace ks

@@ -32,6 +32,9 @@ struct TimingStats {
   bool blocked = false;  // samples were queued behind the blocking kernel
   std::string l2 = "warm";  // "warm", "flush" (before each sample) or "rotate:R" (R input copies per batch)
   std::vector<double> samples_ms;  // per launch, one per sample
+  // Median over the samples of the host CPU time the timing thread spent per launch (enqueueing and waiting for
+  // the events): Google Benchmark's cpu_time, for its tools. Host threads a launch starts are not counted.
+  double cpu_ms = 0;
 
   // Median (mean of the two middle values for an even count), min, max, standard deviation and noise of
   // per-launch samples; throws std::invalid_argument on no samples.
@@ -116,8 +119,5 @@ struct StreamWork {
 
 // Times `work` on `stream` as described at the top.
 TimingStats time_on_stream(cudaStream_t stream, const TimingOptions& opts, const StreamWork& work);
-
-// Host work, timed with the steady clock: `opts.warmup` untimed runs, then opts.min_repetitions timed ones.
-TimingStats time_on_host(const TimingOptions& opts, const std::function<void()>& run);
 
 }  // namespace ks

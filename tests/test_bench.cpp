@@ -1,5 +1,6 @@
 #include "bench/ceilings.hpp"
 #include "bench/cli.hpp"
+#include "bench/host_timing.hpp"
 #include "bench/kbench/plan.hpp"
 #include "bench/kbench/results.hpp"
 #include "bench/parse.hpp"
@@ -8,13 +9,35 @@
 
 #include <gtest/gtest.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
+#include <stdexcept>
+#include <thread>
 
 namespace ks::bench {
 namespace {
+
+// Host work through Google Benchmark: the warm-up calls, then its repetitions, each one sample of at least one
+// whole iteration; each call slept 2 ms, so every sample is at least that, and CPU time (a sleeping thread uses
+// almost none) is below it. An exception from the timed call reaches the caller.
+TEST(TimingOnHost, GoogleBenchmarkRepetitionsAreTheSamples) {
+  int calls = 0;
+  const TimingStats t = time_on_host("sleep_2ms", {.warmup = 2, .repetitions = 5, .min_time_s = 0.001}, [&] {
+    ++calls;
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  });
+  EXPECT_GE(calls, 7);
+  EXPECT_EQ(t.repetitions(), 5);
+  EXPECT_GE(t.min_ms, 1.99);
+  EXPECT_LE(t.min_ms, t.median_ms);
+  EXPECT_LE(t.median_ms, t.max_ms);
+  EXPECT_LT(t.cpu_ms, 1.0);
+  EXPECT_THROW(time_on_host("none", {.repetitions = 0}, [] {}), std::invalid_argument);
+  EXPECT_THROW(time_on_host("throws", {}, [] { throw std::runtime_error("from the timed call"); }), std::runtime_error);
+}
 
 TEST(ParseCounts, PlainPowersAndSuffixes) {
   EXPECT_EQ(parse_counts("1000"), (std::vector<std::size_t>{1000}));

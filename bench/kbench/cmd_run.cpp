@@ -1,5 +1,6 @@
-// kbench run: check all input, open the device, measure the ceilings, run every row (Google Benchmark drives
-// them, one manual-time iteration each), write the results file and print the table.
+// kbench run: check all input, open the device, measure the ceilings, run every row (GPU rows timed by CUDA
+// events, common/timing.hpp; host rows by Google Benchmark, bench/host_timing.hpp), write the results file and
+// print the table.
 #include "bench/cli.hpp"
 #include "bench/kbench/commands.hpp"
 #include "bench/kbench/context.hpp"
@@ -10,8 +11,6 @@
 #include "bench/report.hpp"
 #include "common/random.hpp"
 
-#include <benchmark/benchmark.h>
-
 #include <cstdio>
 #include <cstdlib>
 #include <iostream>
@@ -21,8 +20,9 @@
 namespace ks::bench {
 namespace {
 
-// The --benchmark_* flags kbench takes: a filter over row names and a listing of the rows. Others (output,
-// format, repetitions, timing) would contradict kbench's own options and are refused.
+// The --benchmark_* flags kbench takes, named as Google Benchmark names them so that scripts written for its
+// programs work: a filter over row names and a listing of the rows. Others (output, format, repetitions, timing)
+// would contradict kbench's own options and are refused.
 struct BenchmarkFlags {
   std::optional<std::regex> filter;
   bool list = false;
@@ -70,35 +70,6 @@ TestHooks read_test_hooks() {
     h.fault.emplace(f);
   }
   return h;
-}
-
-class NullReporter : public benchmark::BenchmarkReporter {
- public:
-  bool ReportContext(const Context&) override { return true; }
-  void ReportRuns(const std::vector<Run>&) override {}
-};
-
-// Registers the rows with Google Benchmark and runs them.
-void run_rows(Session& session, const std::vector<const Row*>& rows) {
-  for (const Row* row : rows) {
-    benchmark::RegisterBenchmark(row->name.c_str(), [&session, row](benchmark::State& st) {
-      session.run_row(*row);
-      const RowResult& r = session.results().back();
-      if (!r.ok()) {
-        st.SkipWithError(r.error.c_str());
-        for (auto _ : st) {
-        }
-        return;
-      }
-      for (auto _ : st) st.SetIterationTime(r.timing.median_ms / 1e3);
-    })->UseManualTime()->Iterations(1)->Unit(benchmark::kMillisecond);
-  }
-  std::vector<char*> argv{const_cast<char*>("kbench")};
-  int argc = 1;
-  benchmark::Initialize(&argc, argv.data());
-  NullReporter quiet;
-  benchmark::RunSpecifiedBenchmarks(&quiet);
-  benchmark::Shutdown();
 }
 
 void print_ceilings(const Ceilings& c) {
@@ -161,7 +132,7 @@ int run_command(const RunOptions& o, const std::string& command_line, const std:
   }
   {
     SignalGuard guard;
-    run_rows(session, rows);
+    for (const Row* row : rows) session.run_row(*row);
     if (const int sig = interrupting_signal()) context.interrupted = signal_name(sig);
   }
   context.stopped_early = session.stopped();

@@ -1,4 +1,5 @@
-// kbench: the suite's benchmark runner. CLI11 front, Google Benchmark measurement.
+// kbench: the suite's benchmark runner. CLI11 front; GPU rows timed by CUDA events after nvbench's model
+// (common/timing.hpp), host rows by Google Benchmark (bench/host_timing.hpp).
 //   kbench list [gemm|reduce] [--format console|md]
 //   kbench run [options]                 validate and time variants against the anchors (kbench run --help)
 //   kbench autotune [--sizes LIST] ...   every dmma tile configuration against cuBLAS, and the rule's pick

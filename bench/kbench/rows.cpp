@@ -5,6 +5,7 @@
 #include "bench/kbench/lazy_input.hpp"
 #include "bench/kbench/plan.hpp"
 #include "bench/kbench/session.hpp"
+#include "bench/host_timing.hpp"
 #include "common/random.hpp"
 #include "gemm/host/cublasxt.hpp"
 #include "gemm/host/problem.hpp"
@@ -19,10 +20,8 @@
 namespace ks::bench {
 namespace {
 
-// Host baselines are slow: at most 3 repetitions, no warm-up.
-TimingOptions host_timing(const Plan& p) {
-  return {.warmup = 0, .min_repetitions = std::max(1, std::min(3, p.timing.min_repetitions))};
-}
+// Host baselines are slow: Google Benchmark's repetitions, at most 3, no warm-up beyond its own iterations.
+HostTiming host_timing(const Plan& p) { return {.repetitions = std::max(1, std::min(3, p.timing.min_repetitions))}; }
 
 std::string size_axis(const GemmSize& s) { return s.str(); }
 
@@ -230,7 +229,7 @@ Row eigen_row(const GemmSize& size, const std::shared_ptr<LazyInput<gemm::GemmPr
     LazyInput<gemm::GemmProblem>::Use use(*input);
     const gemm::GemmProblem& p = use.get();
     Eigen::MatrixXd c(size.M, size.N);
-    const TimingStats t = time_on_host(host_timing(s.plan), [&] { c.noalias() = p.A * p.B; });
+    const TimingStats t = time_on_host(r.name, host_timing(s.plan), [&] { c.noalias() = p.A * p.B; });
     s.report(r, t, "TFLOP/s", gemm::flops(size.M, size.N, size.K) / 1e12, 0);
   };
   return row;
@@ -327,7 +326,7 @@ Row host_reduce_row(const char* name, HostFn fn, std::size_t n, const std::share
     reduce::ReduceData& data = use.get();
     const auto* x = static_cast<const double*>(data.host());
     double result = 0;
-    const TimingStats t = time_on_host(host_timing(s.plan), [&] { result = fn(x, data.n()); });
+    const TimingStats t = time_on_host(r.name, host_timing(s.plan), [&] { result = fn(x, data.n()); });
     reduce::Value v;
     v.dtype = reduce::DType::F64;
     v.f = result;
