@@ -1,6 +1,7 @@
 // cublas: the anchor of the DGEMM ladder. cublasGemmEx with FP64 data and compute type CUBLAS_COMPUTE_64F, math mode
 // CUBLAS_DEFAULT_MATH and host pointer mode, pinned on every call so that nothing set elsewhere on the
 // handle changes what is measured. On sm_80+ cuBLAS uses the FP64 tensor cores (DMMA), which are IEEE FP64.
+// Run: build/bench/kbench run --suite gemm --variants 'cublas.*' --sizes 1024,2048,4096
 #include "gemm/gemm.hpp"
 
 namespace ks::gemm {

@@ -6,6 +6,7 @@
 // broadcasts that bring no reuse: each thread streams 2K doubles from memory for 2K flops.
 // Tile: BS x BS threads (template, 16 as in the tutorial's kernel). Any shape; no minimum compute capability.
 // What it measures and why: docs/gemm-notes.md.
+// Run: build/bench/kbench run --suite gemm --variants naive --sizes 1024,2048,4096
 #include "gemm/kernel_common.cuh"
 
 namespace ks::gemm {

@@ -5,6 +5,7 @@
 // (threadIdx.x along the columns of C), so the global loads of both tiles stride by lda/ldb across a warp:
 // the reuse is there, the coalescing is not; the next step fixes that.
 // Edge tiles are zero-filled, so any M, N, K works. Tile: BS (template, 16 as in the tutorial's kernel).
+// Run: build/bench/kbench run --suite gemm --variants shared --sizes 1024,2048,4096
 #include "gemm/kernel_common.cuh"
 
 namespace ks::gemm {

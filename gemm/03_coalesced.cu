@@ -11,6 +11,7 @@
 // transposing stores As[tx][ty] conflict-free. B's tile is read as Bs[ty][kk], one address per half-warp
 // (a broadcast), and needs no padding.
 // Edge tiles are zero-filled, so any M, N, K works. Tile: BS (template, 16 as in the tutorial's kernel).
+// Run: build/bench/kbench run --suite gemm --variants coalesced --sizes 1024,2048,4096
 #include "gemm/kernel_common.cuh"
 
 namespace ks::gemm {

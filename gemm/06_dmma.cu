@@ -20,6 +20,7 @@
 // kernel adds the partials in z order and applies alpha and beta, so the result is deterministic.
 //
 // Measurements, and what limits it: docs/gemm-notes.md.
+// Run: build/bench/kbench run --suite gemm --variants dmma --sizes 1024,2048,4096
 #include "gemm/cp_async_pipeline.cuh"
 #include "gemm/dmma_mma.cuh"
 #include "gemm/dmma_shapes.hpp"

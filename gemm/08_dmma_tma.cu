@@ -44,6 +44,7 @@
 // says which, and kbench reports it per row in the note dmma_tma_path).
 //
 // Measurements and what limits it: docs/gemm-notes.md, steps 16, 19, 21 and 22.
+// Run: build/bench/kbench run --suite gemm --variants dmma_tma --sizes 1024,2048,4096,8192
 #include "gemm/cp_async_pipeline.cuh"
 #include "gemm/dmma_mma.cuh"
 #include "gemm/dmma_shapes.hpp"

@@ -5,6 +5,7 @@
 // transform the other variants use. The integral is TransformReduce over a counting iterator.
 // CUB chooses its own grid (two kernel launches: per-block partials, then a single-block pass), and its
 // results are deterministic run to run.
+// Run: build/bench/kbench run --suite reduce --variants cub --sizes 2^20,2^24,2^28 --types int32,double
 #include "reduce/kernels.cuh"
 
 #include <cub/device/device_reduce.cuh>

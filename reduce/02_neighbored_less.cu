@@ -2,6 +2,7 @@
 // threads are packed into the first warps, which stay converged while the others idle (less divergence).
 // The cost moves to shared memory: the strided indices cause bank conflicts, which step 3 removes.
 // The tree and the kernel frame: reduce/ladder.cuh.
+// Run: build/bench/kbench run --suite reduce --variants neighbored_less --sizes 2^20,2^24 --types int32,double
 #include "reduce/ladder.cuh"
 
 namespace ks::reduce {

@@ -3,6 +3,7 @@
 // lockstep. Since Volta, the threads of a warp are scheduled independently, so that form is a data race: a lane
 // may read s[tid + 16] before the lane that owns it has written its previous step. Here each step reads,
 // __syncwarp()s, writes, __syncwarp()s (ladder::warp_tail). The kernel frame: reduce/ladder.cuh.
+// Run: build/bench/kbench run --suite reduce --variants unroll8_warp --sizes 2^20,2^24 --types int32,double
 #include "reduce/ladder.cuh"
 
 namespace ks::reduce {

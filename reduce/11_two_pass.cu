@@ -2,6 +2,7 @@
 // memory instead of an atomic; a second, one-block kernel sums the partials with 16-byte vector loads. A fixed
 // grid and a fixed order make it deterministic, and it needs no zeroing of the result. Any n; block sizes
 // 64..1024; also computes the midpoint integral.
+// Run: build/bench/kbench run --suite reduce --variants two_pass --sizes 2^20,2^24 --types int32,double
 #include "reduce/kernels.cuh"
 
 namespace ks::reduce {

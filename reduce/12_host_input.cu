@@ -9,6 +9,7 @@
 //                leaves per-block partials; one final kernel sums them all in a fixed order
 //                (deterministic). Bound by the host-to-device link: time ~ copy + one chunk's reduction.
 // Both are timed end to end (the copy included). Any n; block sizes 64..1024.
+// Run: build/bench/kbench run --suite reduce --variants 'copy_reduce|streams' --sizes 2^20,2^24 --types int32,double
 #include "reduce/kernels.cuh"
 
 #include <algorithm>

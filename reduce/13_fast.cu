@@ -14,6 +14,7 @@
 // for ill-conditioned floating-point inputs; integer sums are exact and take the plain path.
 // Limits: one counter per context, so two launches of this variant must not run concurrently on different
 // streams of one context. Measurements: docs/reduce-notes.md.
+// Run: build/bench/kbench run --suite reduce --variants 'fast.*' --sizes 2^16,2^20,2^24,2^28 --types int32,double
 #include "reduce/kernels.cuh"
 
 #include <cstdint>

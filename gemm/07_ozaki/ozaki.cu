@@ -16,6 +16,7 @@
 // recombination (4); or native.
 // Under stream capture (CUDA graphs) the statistics cannot be read back: the launch reuses the decision made
 // for the same operands (pointers, shape) by an earlier launch of this process, else takes kMaxModuli.
+// Run: build/bench/kbench run --suite gemm --variants ozaki --sizes 4096,8192,16384
 #include "gemm/07_ozaki/ozaki.hpp"
 #include "gemm/07_ozaki/products.hpp"
 #include "gemm/gemm.hpp"
