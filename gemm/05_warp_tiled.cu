@@ -19,7 +19,7 @@
 // thread makes 8 loads of A and 8 of B (16 bytes each) for 128 FMAs, as in register_tiled, all conflict-free.
 //
 // Any shape through the pipeline's zero-filled edge copies and guarded stores; 16-byte copies where lda and
-// ldb are even and A and B 16-byte aligned, 8-byte copies otherwise. Measurements: docs/gemm-notes.md (step 10).
+// ldb are even and A and B 16-byte aligned, 8-byte copies otherwise. Measurements: docs/gemm-notes.md.
 // Run: build/bench/kbench run --suite gemm --variants 'warp_tiled.*' --sizes 1024,2048,4096
 #include "gemm/cp_async_pipeline.cuh"
 

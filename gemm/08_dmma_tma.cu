@@ -24,8 +24,8 @@
 // and B(t + 4j, g)) moves 32 doubles; shared memory serves 64-bit loads a half-warp (16 lanes: g = 0..3 or
 // 4..7, t = 0..3) per wavefront, so the minimum is 2 wavefronts, reached when each half-warp's 16 doubles
 // fall in 16 distinct 8-byte banks. With k in natural order they do not: A's 4 m values of a half-warp sit in
-// 2 chunks of a row, and rows k = 0..3 XOR them onto only 4 chunks (a 2-way conflict; this kernel's first k
-// order, chosen under a whole-warp model, measured twice the minimum wavefronts in ncu). The k order inside a 16-deep step is free (A and B only have to agree), so the mma's k index
+// 2 chunks of a row, and rows k = 0..3 XOR them onto only 4 chunks (a 2-way conflict, which a model of the
+// whole warp misses). The k order inside a 16-deep step is free (A and B only have to agree), so the mma's k index
 // t + 4j reads shared-memory row tma_kperm(t, j) = 8 (t / 2) + t % 2 + 2 ((j + t) % 4). For each j the four t
 // then read rows r whose (r % 8) / 2 are 0, 1, 2, 3 (A: chunks {c, c ^ 1} XOR r % 8 cover all 8) and whose
 // (r / 8, r % 2) are all different (B: row n = g XORs chunk r / 2 within its group of 4, and the group and the
@@ -43,7 +43,7 @@
 // other than compute capability 9.0 and builds without sm_90a run `dmma` (the rule, gemm/dmma_shapes.hpp,
 // says which, and kbench reports it per row in the note dmma_tma_path).
 //
-// Measurements and what limits it: docs/gemm-notes.md, steps 16, 19, 21 and 22.
+// Measurements and what limits it: docs/gemm-notes.md.
 // Run: build/bench/kbench run --suite gemm --variants dmma_tma --sizes 1024,2048,4096,8192
 #include "gemm/cp_async_pipeline.cuh"
 #include "gemm/dmma_mma.cuh"
@@ -185,7 +185,7 @@ __device__ __forceinline__ void add_partial(double (&acc)[T::MT][T::NT][4], doub
 // One stage's MMAs of a consumer warp: BK / 16 steps of 16 deep. The stage is a template parameter so that its
 // offset is part of every load's immediate: with a run-time stage the fragment addresses changed every stage, and
 // ptxas, short of registers, recomputed them from the thread index each time (about 90 instructions and an S2R
-// ahead of each stage's first load; docs/gemm-notes.md step 21).
+// ahead of each stage's first load).
 template <class T, int S>
 __device__ __forceinline__ void consume(double (&acc)[T::MT][T::NT][4], const double* a_warp, const double* b_warp,
                                         const int (&a_off)[4], const int (&b_off)[4]) {
@@ -250,7 +250,7 @@ __device__ __forceinline__ void add_groups(double (&acc)[T::MT][T::NT][4], doubl
 // A consumer warp's 64 x 32 piece of C: accumulator [mt][nt][r] is C(i0 + 16 mt + 8 (r / 2), j0 + 8 nt + r % 2).
 // Tiles inside C (`inside`) take 8 column pointers and the elements at immediate offsets, beta tested once: the
 // guarded form, each element with its own bounds test and 64-bit address, is 2,750 instructions of straight-line
-// code that every warp runs once and waits for in the instruction cache (docs/gemm-notes.md step 22). Edge tiles
+// code that every warp runs once and waits for in the instruction cache. Edge tiles
 // keep it.
 template <class T>
 __device__ __forceinline__ void store_tile(const GemmArgs& a, const double (&acc)[T::MT][T::NT][4], int i0, int j0,
@@ -381,8 +381,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         int tm, tn;
         grouped_tile(w.tile, tiles_m, tiles_n, tm, tn);
         double acc[T::MT][T::NT][4] = {};
-        // The k-tiles in rounds over the stages, so that every stage's index is a constant (a run-time index made
-        // ptxas recompute the fragment addresses, step 21, or dispatch through a jump table, step 22); a unit's
+        // The k-tiles in rounds over the stages, so that every stage's index is a constant (a run-time index makes
+        // ptxas recompute the fragment addresses, or dispatch through a jump table); a unit's
         // first round starts at the stage the last one left off at.
         for (int kt = w.kb; kt < w.ke;) {
           for_stages<T::STAGES>([&](auto s) {
@@ -394,8 +394,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
               // Every lane's loads of this stage must have returned before the warp releases it: without the fence
               // ptxas issued the arrive ahead of the last MMAs and without waiting for their fragment loads, so a
               // TMA refilling the stage could overwrite data still being read. With it the arrive follows the last
-              // MMA (docs/gemm-notes.md step 19: before, the 128 x 64 kernel sometimes got the accumulators of each
-              // warp's last 16 rows, whose A fragments are loaded last, wrong).
+              // MMA (without it, the 128 x 64 kernel sometimes got the accumulators of each warp's last 16 rows, whose
+              // A fragments are loaded last, wrong).
               asm volatile("fence.acq_rel.cta;\n" ::: "memory");
               __syncwarp();
               if (lane == 0) bar_arrive(smem_addr(&empty[S]));

@@ -227,7 +227,7 @@ inline bool wide_loads(const GemmArgs& a) {
 // (cp.async) and a tile whose shared memory exceeds what this GPU gives one block; raises the dynamic
 // shared-memory limit above the default 48 KiB; and asks for all of the unified L1/shared storage as shared
 // memory, so that as many blocks are resident as the occupancy calculator says: without the carveout the split
-// the SM runs with depends on the kernels that ran before (docs/gemm-notes.md, step 7, shows what that cost).
+// the SM runs with depends on the kernels that ran before (docs/gemm-notes.md shows what that cost).
 // The copies bypass L1 anyway. `name`: the variant, for the messages.
 template <class L, auto Kernel>
 void prepare(const char* name) {

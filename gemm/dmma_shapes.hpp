@@ -24,7 +24,7 @@ struct Shape {
   int stages;            // k-tiles in flight in shared memory
   // The rule's view of the shape: its full-GPU rate relative to the fastest shape with 16-byte copies, with
   // 16-byte copies (wide) and with 8-byte ones (narrow), from `kbench autotune` on an H100 at 4096^3, 8192^3
-  // and 4095^3 (docs/gemm-notes.md, steps 7 and 11). 0: the rule does not pick this shape.
+  // and 4095^3 (docs/gemm-notes.md). 0: the rule does not pick this shape.
   double speed_wide = 0, speed_narrow = 0;
   bool split_k = false;  // the shape the rule splits K with when even its tiles leave SMs idle
 };
@@ -121,10 +121,10 @@ Target current_target();
 // The TMA kernels the rule chooses between, each one persistent block per SM, with its full-GPU rate relative to
 // the same reference as Shape::speed_wide.
 //   128 x 128 x 32: 1.05 (kbench on an H100: 0.982-0.988 of cuBLAS at 4096^3 against dmma 128x128x32's
-//     0.937-0.938, docs/gemm-notes.md, step 16).
+//     0.937-0.938, docs/gemm-notes.md).
 //   128 x 64 x 32, two k-groups (eight consumer warps, each group taking alternate stages of the same tile):
 //     1.00 (0.956 of the 128 x 128 kernel at 8192^3 in one run, where both fill the GPU: more TMA bytes per flop
-//     and an exchange per tile; step 22). It wins where 128 x 128 tiles are too few: 1024^3 is 128 of its tiles,
+//     and an exchange per tile). It wins where 128 x 128 tiles are too few: 1024^3 is 128 of its tiles,
 //     one per SM, against 64 tiles split two ways with a partial each.
 struct TmaTile {
   int bm, bn, bk;

@@ -103,7 +103,7 @@ struct Plan {
 };
 
 // What sharing a tile costs, in k-tiles 32 deep: the partial's 128 KiB written by one block and read by the
-// owner, beside the shared work. Measured on an H100 (docs/gemm-notes.md, step 19): 128 x 128 x 32 tiles lost
+// owner, beside the shared work. Measured on an H100 (docs/gemm-notes.md): 128 x 128 x 32 tiles lost
 // about 10 us, 4 to 5 k-tiles, to stream-K over whole tiles at 2048^3 and 3000^3 beyond what the shares saved.
 inline constexpr double kPartialCost = 4.0;
 

@@ -126,7 +126,7 @@ TEST(OzakiRule, PicksMoreModuliForWiderExponentsAndNativeWhereNoneSuffices) {
   for (int K : {4096, 8192, 16384}) {
     const Decision u = decide(K, K, K, uniform);
     ASSERT_GT(u.moduli, 0) << u.reason;
-    EXPECT_EQ(u.moduli, 14) << "uniform data, K " << K << ": the count docs/gemm-notes.md step 14 derives";
+    EXPECT_EQ(u.moduli, 14) << "uniform data, K " << K << ": the count docs/gemm-notes.md derives";
     EXPECT_LE(u.predicted_ratio, kTargetRatio);
     EXPECT_EQ(u.qa + u.qb, scale_bits(u.moduli, K));
     const auto [qa, qb] = split_bits(uniform, scale_bits(u.moduli - 1, K));
@@ -159,7 +159,7 @@ TEST(OzakiRule, PicksMoreModuliForWiderExponentsAndNativeWhereNoneSuffices) {
   EXPECT_EQ(fixed.qa + fixed.qb, scale_bits(14, 512));
 }
 
-// The speed side: the model reproduces the measurements it was fitted to (docs/gemm-notes.md step 18, H100,
+// The speed side: the model reproduces the measurements it was fitted to (docs/gemm-notes.md, H100,
 // x native of `ozaki` on uniform data and at PHI 0.5 and 1) within 9%, and the rule sends the shapes and counts
 // it predicts slower than native to native DGEMM, saying so.
 TEST(OzakiRule, SpeedModelSendsWhatWouldBeSlowerToNative) {
@@ -367,7 +367,7 @@ Eigen::MatrixXd device_result(const char* variant, const GemmProblem& p, ExecCon
   return c;
 }
 
-// The accuracy rule at a size the test suite affords: ozaki's largest error relative to
+// The accuracy rule at a size the test suite affords: ozaki's largest error relative to
 // eps (|A||B|) at most twice native cuBLAS's on the same inputs and elements.
 TEST(Ozaki, AsAccurateAsNativeDgemm) {
   KS_REQUIRE_GPU();

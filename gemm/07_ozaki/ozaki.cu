@@ -558,7 +558,7 @@ KS_GEMM_VARIANT({.info = {.name = "ozaki_16",
 
 // Accurate scaling is a tuning variant, not the rule's choice: on the H100 and H200 it costs more (the coarse
 // INT8 product and two passes, 0.35-1.8 ms at 4096^3-8192^3) than the one modulus it saves at PHI 0.5-1, and on
-// uniform data it saves none (docs/gemm-notes.md, step 17). It lowers the error (0.42-0.56 against 0.64-0.75
+// uniform data it saves none (docs/gemm-notes.md). It lowers the error (0.42-0.56 against 0.64-0.75
 // eps |A||B| on uniform data with 14 moduli).
 KS_GEMM_VARIANT({.info = {.name = "ozaki_accurate",
                           .summary = "ozaki with accurate scaling: a coarse INT8 product |A||B| gives rows and columns "

@@ -156,7 +156,7 @@ struct Shifts {
 std::pair<int, int> split_bits(const Stats& s, int S);
 
 // The ratio the rule keeps under. Native cuBLAS DGEMM's own largest ratio on uniform data is 1.7-2.0 at K = 4096
-// (docs/gemm-notes.md, step 14); the rule is at most twice native's. The estimate above is an upper
+// (docs/gemm-notes.md); the accuracy rule is at most twice native's. The estimate above is an upper
 // estimate (tau from sqrt(rho), the worst row and column's rho together), so 3.0 keeps the measured error well
 // inside twice native's.
 constexpr double kTargetRatio = 3.0;
@@ -181,7 +181,7 @@ struct Decision {
 constexpr int kMinDepth = 1024;
 constexpr double kMaxFixedRho = 64.0;
 // The speed side of the rule: emulation's time over native DGEMM's with n moduli, a model fitted to the H100
-// measurements of docs/gemm-notes.md step 18 (11 points, 3072^3-16384^3, 14-18 moduli, each within 9%):
+// measurements in docs/gemm-notes.md (11 points, 3072^3-16384^3, 14-18 moduli, each within 9%):
 //   n (kSpeedInt8 + kSpeedPerModulus (1/M + 1/N + 8/K)) + kSpeedFixed (2/M + 2/N + 1/K).
 // Per modulus, the INT8 product at 0.037 of native's time (about the FP64 over the INT8 tensor rate) and its
 // traffic ((M + N) K bytes of residues, 8 M N of int32 products) relative to native's 2 M N K flops; once, the

@@ -47,7 +47,7 @@ constexpr double kAChunkBytes = 32.0 * (1 << 20);
 constexpr int kMaxAChunks = 16;
 // The model of one product call: 2 m n k / (tflops x n / (n + kThinColumns)) plus kLaunchMs (thin panels multiply
 // below the full rate; each call costs a launch and a wave's ramp). 48 puts four measured H100 runs (4096^3 and
-// 8192^3, one lead panel and several; docs/gemm-notes.md, step 20) within 4% of the simulation.
+// 8192^3, one lead panel and several; docs/gemm-notes.md) within 4% of the simulation.
 constexpr double kThinColumns = 48;
 constexpr double kLaunchMs = 0.005;
 // The most tiles of C (row blocks x panels) one device's schedule may have: a plan is chosen by simulating its
