@@ -4,7 +4,7 @@
 #include "bench/kbench/plan.hpp"
 #include "bench/kbench/results.hpp"
 #include "bench/parse.hpp"
-#include "bench/report.hpp"
+#include "bench/kbench/table.hpp"
 #include "bench/resources.hpp"
 
 #include <gtest/gtest.h>

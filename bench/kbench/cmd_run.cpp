@@ -8,7 +8,7 @@
 #include "bench/kbench/results.hpp"
 #include "bench/kbench/rows.hpp"
 #include "bench/kbench/session.hpp"
-#include "bench/report.hpp"
+#include "bench/kbench/table.hpp"
 #include "common/random.hpp"
 
 #include <cstdio>

@@ -1,4 +1,4 @@
-#include "bench/report.hpp"
+#include "bench/kbench/table.hpp"
 
 #include <cstdio>
 #include <sstream>
