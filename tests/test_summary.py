@@ -26,14 +26,15 @@ def reason(output):
 
 
 def gtest_cases(path):
-    """(name, status, message) of every case in one GoogleTest XML file; status passed, failed or skipped."""
+    """(name, status, reason) of every case in one GoogleTest XML file; status passed, failed or skipped, the
+    reason a skip's ("" otherwise)."""
     out = []
     for case in ET.parse(path).getroot().iter("testcase"):
         name = f"{case.get('classname', '?')}.{case.get('name', '?')}"
         failure = case.find("failure")
         skipped = case.find("skipped")
         if failure is not None:
-            out.append((name, "failed", (failure.get("message") or "").splitlines()[0:1]))
+            out.append((name, "failed", ""))
         elif skipped is not None or case.get("result") == "skipped":
             msg = (skipped.get("message") if skipped is not None else "") or ""
             # GoogleTest writes "file:line\nreason" (or "file:line: Skipped\nreason"): the reason is the last line.
@@ -68,7 +69,7 @@ def main(argv):
                 print(f"test_summary: {xml}: {e}", file=sys.stderr)
             if cases is not None:
                 if test.find("failure") is not None and not any(s == "failed" for _, s, _ in cases):
-                    cases.append((name, "failed", ["the program failed outside its cases (see its output)"]))
+                    cases.append((name + " (outside its cases: see its output)", "failed", ""))
                 for case, status, extra in cases:
                     counts[status] += 1
                     if status == "skipped":
