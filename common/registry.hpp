@@ -149,3 +149,11 @@ class Registry {
 #define KS_DECLARE_VARIANT(registry, ...)                                                   \
   [[maybe_unused]] static const auto& KS_CONCAT(ks_declared_variant_, __LINE__) =           \
       (registry).add(__VA_ARGS__, __FILE__)
+
+// Declares every variant of a table, from this file: KS_DECLARE_VARIANTS(reg, fn), `fn` a function (or lambda)
+// returning a std::vector of variants, declared in its order.
+#define KS_DECLARE_VARIANTS(registry, ...)                                               \
+  [[maybe_unused]] static const bool KS_CONCAT(ks_declared_variants_, __LINE__) = [] {   \
+    for (const auto& ks_variant : (__VA_ARGS__)()) (registry).add(ks_variant, __FILE__); \
+    return true;                                                                         \
+  }()

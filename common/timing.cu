@@ -273,4 +273,18 @@ TimingStats time_on_stream(cudaStream_t stream, const TimingOptions& opts, const
   return stats;
 }
 
+int fastest_once(int n, const std::function<void(int)>& run, std::vector<double>* ms) {
+  if (n < 1) throw std::invalid_argument("fastest_once: no candidate");
+  run(0);
+  std::vector<double> times;
+  for (int i = 0; i < n; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    run(i);
+    times.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  const int best = static_cast<int>(std::min_element(times.begin(), times.end()) - times.begin());
+  if (ms) *ms = std::move(times);
+  return best;
+}
+
 }  // namespace ks

@@ -120,4 +120,10 @@ struct StreamWork {
 // Times `work` on `stream` as described at the top.
 TimingStats time_on_stream(cudaStream_t stream, const TimingOptions& opts, const StreamWork& work);
 
+// For a choice made once at set-up between ways of doing the same work (how pageable operands cross, cuBLASXt's
+// tile size): one untimed warm-up run of the first candidate, then each of the `n` candidates run once on the
+// host's wall clock (`run(i)` returns when its work is complete). Returns the index of the fastest (the first of
+// equals); `ms`, when given, receives each candidate's milliseconds.
+int fastest_once(int n, const std::function<void(int)>& run, std::vector<double>* ms = nullptr);
+
 }  // namespace ks

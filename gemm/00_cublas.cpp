@@ -45,7 +45,8 @@ void launch_emulated(const GemmArgs& a, ExecContext& ctx, cublasEmulationStrateg
 KS_GEMM_VARIANT({.info = {.name = "cublas",
                           .summary = "cuBLAS DGEMM (cublasGemmEx, CUBLAS_COMPUTE_64F, default math): the anchor",
                           .anchor = true},
-                 .launch = launch});
+                 .launch = launch,
+                 .suite_modes = SuiteModes::All});
 KS_GEMM_VARIANT({.info = {.name = "cublas_emulated",
                           .summary = "cuBLAS's FP64 emulation (CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT), its default "
                                      "strategy: emulated where cuBLAS judges it faster"},

@@ -46,6 +46,7 @@ void launch(const GemmArgs& a, ExecContext& ctx) {
 
 KS_GEMM_VARIANT({.info = {.name = "coalesced",
                           .summary = "shared-memory tiles, coalesced loads, A tile transposed with a +1 padded row"},
-                 .launch = launch<16>});
+                 .launch = launch<16>,
+                 .suite_modes = SuiteModes::All});
 
 }  // namespace ks::gemm

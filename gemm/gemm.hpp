@@ -47,9 +47,14 @@ void check_args(const GemmArgs& a);
 // back (one wait on the stream; none under stream capture). Called only through run().
 using GemmLaunch = std::function<void(const GemmArgs&, ExecContext&)>;
 
+// The launch modes (gemm/host/modes.hpp) a benchmark's default suite times a variant in at its largest size, besides
+// device mode: none, every mode (the copies' cost beside the anchor and a teaching step), or the pipelined modes.
+enum class SuiteModes { DeviceOnly, All, Pipelined };
+
 struct GemmVariant {
   VariantInfo info{};
   GemmLaunch launch{};
+  SuiteModes suite_modes = SuiteModes::DeviceOnly;
 };
 
 using GemmRegistry = Registry<GemmVariant>;
@@ -66,3 +71,6 @@ inline double flops(int M, int N, int K) { return 2.0 * M * N * K; }
 
 // Declares a DGEMM variant from this file: KS_GEMM_VARIANT({.info = {.name = ..., ...}, .launch = ...});
 #define KS_GEMM_VARIANT(...) KS_DECLARE_VARIANT(::ks::gemm::registry(), ::ks::gemm::GemmVariant __VA_ARGS__)
+// Declares the variants of a table (one per row), from this file: KS_GEMM_VARIANTS(fn), `fn` returning a
+// std::vector<GemmVariant>.
+#define KS_GEMM_VARIANTS(...) KS_DECLARE_VARIANTS(::ks::gemm::registry(), __VA_ARGS__)

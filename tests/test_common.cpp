@@ -10,10 +10,12 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstring>
 #include <filesystem>
 #include <sstream>
+#include <thread>
 
 namespace ks {
 namespace {
@@ -32,6 +34,22 @@ TEST(TimingStatsTest, MedianMinMaxSpreadAndNoise) {
   EXPECT_TRUE(flat.noise_met);
   EXPECT_EQ(flat.repetitions(), 3);
   EXPECT_THROW(TimingStats::from_samples({}), std::invalid_argument);
+}
+
+TEST(FastestOnceTest, WarmsUpOnceThenTimesEachCandidateOnce) {
+  std::vector<int> calls;
+  std::vector<double> ms;
+  const int best = fastest_once(3, [&](int i) {
+    calls.push_back(i);
+    if (calls.size() > 1 && i != 1) std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }, &ms);
+  EXPECT_EQ(calls, (std::vector<int>{0, 0, 1, 2}));  // the warm-up is the first candidate
+  EXPECT_EQ(best, 1);
+  ASSERT_EQ(ms.size(), 3u);
+  EXPECT_GE(ms[0], 19.0);
+  EXPECT_LT(ms[1], ms[0]);
+  EXPECT_EQ(fastest_once(1, [](int) {}), 0);
+  EXPECT_THROW(fastest_once(0, [](int) {}), std::invalid_argument);
 }
 
 TEST(SeedTest, ParsesDecimalSeedsAndRefusesTheRest) {
@@ -117,6 +135,27 @@ TEST(RegistryTest, LadderOrderFromFilesDuplicatesAndEmptyEntries) {
   const auto p = r.problems({"fam/00_lib.cu", "fam/02_two.cu", "fam/05_empty.cu"});
   EXPECT_NE(std::find(p.begin(), p.end(), "fam/05_empty.cu declares no variant"), p.end());
   EXPECT_TRUE(std::any_of(p.begin(), p.end(), [](const std::string& s) { return s.find("'stray'") != std::string::npos; }));
+}
+
+// The declaration macros: one variant, and a table's rows, in declaration order.
+Registry<FakeVariant>& macro_registry() {
+  static Registry<FakeVariant> r("fam");
+  return r;
+}
+KS_DECLARE_VARIANT(macro_registry(), FakeVariant{.info = {.name = "single"}});
+KS_DECLARE_VARIANTS(macro_registry(), [] {
+  std::vector<FakeVariant> rows;
+  for (const char* name : {"row0", "row1", "row2"}) rows.push_back({.info = {.name = name, .tuning = true}});
+  return rows;
+});
+
+TEST(RegistryTest, MacrosDeclareOneVariantOrEveryRowOfATable) {
+  EXPECT_EQ(macro_registry().names(), (std::vector<std::string>{"single", "row0", "row1", "row2"}));
+  EXPECT_TRUE(macro_registry().find("row2")->info.tuning);
+  const LadderPlace& place = macro_registry().place(*macro_registry().find("row1"));
+  EXPECT_EQ(place.step, -1);  // declared outside a "fam" folder: the file as the macro saw it
+  EXPECT_NE(place.file.find("test_common.cpp"), std::string::npos) << place.file;
+  EXPECT_TRUE(macro_registry().problems().empty());
 }
 
 // Host storage with the interface of DeviceBuffer, to watch the arena without a GPU.

@@ -53,5 +53,31 @@ TEST(GemmModes, RunRightAfterConstructionStartsFromC0) {
     EXPECT_TRUE(c.ok) << to_string(mode) << ": " << c.report;
   }
 }
+
+// cuBLASXt through the Runner, on the pinned and pageable modes' host buffers: C poisoned or set to C0 by
+// reset_output(), the product right after construction and after its block size is chosen; other modes refused.
+TEST(GemmModes, CublasXtRunsOnTheHostModesBuffers) {
+  KS_REQUIRE_GPU();
+  const GemmProblem p = make_problem({700, 500, 300}, -1.25, 0.75, choose_seed());
+  Stream stream;
+  ExecContext ctx(stream.get());
+  CublasXt xt({0});
+  for (Mode mode : {Mode::Pinned, Mode::Pageable}) {
+    Runner runner(xt, mode, p, ctx);
+    runner.run();
+    GemmCheck c = validate(p, runner.result());
+    EXPECT_TRUE(c.ok) << to_string(mode) << ": " << c.report;
+    const std::map<int, double> sweep = xt.choose_block_dim([&] { runner.run(); });
+    EXPECT_EQ(sweep.size(), CublasXt::block_dims().size());
+    EXPECT_EQ(sweep.count(xt.block_dim()), 1u);
+    runner.reset_output();
+    EXPECT_EQ(runner.host_result()[0], p.C0(0, 0));  // beta != 0: C starts from C0
+    runner.run();
+    c = validate(p, runner.result());
+    EXPECT_TRUE(c.ok) << to_string(mode) << " after the sweep: " << c.report;
+  }
+  for (Mode mode : {Mode::Device, Mode::Graph, Mode::Mapped, Mode::PinnedPipelined})
+    EXPECT_THROW(Runner(xt, mode, p, ctx), std::invalid_argument) << to_string(mode);
+}
 }  // namespace
 }  // namespace ks::gemm

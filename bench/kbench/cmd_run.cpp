@@ -6,7 +6,6 @@
 #include "bench/kbench/context.hpp"
 #include "bench/kbench/plan.hpp"
 #include "bench/kbench/results.hpp"
-#include "bench/kbench/rows.hpp"
 #include "bench/kbench/session.hpp"
 #include "bench/kbench/table.hpp"
 #include "common/random.hpp"
@@ -121,14 +120,14 @@ int run_command(const RunOptions& o, const std::string& command_line, const std:
   check_memory(plan, free_bytes, total_bytes);
   DeviceBuffer<unsigned char> reserved(static_cast<std::size_t>(hooks.reserve_gib * (1ull << 30)));
 
-  Session session(o, plan, d);
+  Session session(plan, d, o.format != "json" && o.format != "csv");
   session.fault = hooks.fault;
   session.total = static_cast<int>(rows.size());
   RunContext context = collect_context(d, session.nvml.read(), plan, command_line);  // before the GPU warms up
   if (!o.skip_ceilings) {
-    session.ceilings = measure_ceilings(session.stream.get(), 10);
-    context.ceilings = session.ceilings;
-    if (o.format != "json" && o.format != "csv") print_ceilings(session.ceilings);
+    session.env.ceilings = measure_ceilings(session.env.stream.get(), 10);
+    context.ceilings = session.env.ceilings;
+    if (o.format != "json" && o.format != "csv") print_ceilings(session.env.ceilings);
   }
   {
     SignalGuard guard;

@@ -121,7 +121,15 @@ void plan_pipelined(const RunOptions& o, Plan& p) {
     p.devices.clear();
     for (const std::string& d : split_list(o.devices)) p.devices.push_back(static_cast<int>(parse_index(d, "--devices")));
   }
-  p.pageable = o.pageable;
+  if (o.pageable == "stage") p.pageable = gemm::pipelined::Pageable::Stage;
+  if (o.pageable == "register") p.pageable = gemm::pipelined::Pageable::Register;
+}
+
+Validation validation(const RunOptions& o) {
+  if (o.no_validate) return Validation::None;
+  if (o.validate == "full") return Validation::Full;
+  if (o.validate == "sampled") return Validation::Sampled;
+  return Validation::Auto;
 }
 
 // Reduction and integral counts and element types.
@@ -157,7 +165,7 @@ Plan make_plan(const RunOptions& o) {
   p.gemm_cold = o.l2 == "cold";
   p.reduce_cold = o.l2 != "warm";
   plan_pipelined(o, p);
-  p.validate = o.validate;
+  p.validation = validation(o);
   if (!o.dist.empty()) {
     try {
       p.operands = gemm::parse_operands(o.dist);

@@ -11,9 +11,15 @@
 #include "reduce/reduce.hpp"
 
 #include <cstddef>
+#include <optional>
 #include <vector>
 
 namespace ks::bench {
+
+// How results are checked. GEMM: against the whole Eigen reference, on sampled elements against long-double dot
+// products, or whichever suits the size (Auto: sampled above gemm::kFullValidationLimit). None (--no-validate):
+// no row is checked.
+enum class Validation { Auto, Full, Sampled, None };
 
 struct Plan {
   bool gemm = false, reduce = false, integral = false;
@@ -28,8 +34,8 @@ struct Plan {
   std::size_t device_memory = 0;  // the pipelined modes' budget per device; 0: what is free
   std::vector<int> devices;       // the pipelined modes' devices
   gemm::Operands operands;  // --dist
-  std::string validate = "auto";
-  std::string pageable = "auto";
+  Validation validation = Validation::Auto;
+  std::optional<gemm::pipelined::Pageable> pageable;  // how pageable_pipelined's operands cross; none: time both
   TimingOptions timing;
 };
 

@@ -3,7 +3,7 @@
 #pragma once
 
 #include "bench/kbench/context.hpp"
-#include "bench/kbench/rows.hpp"
+#include "bench/kbench/row_result.hpp"
 
 #include <ostream>
 #include <string>

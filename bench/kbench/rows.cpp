@@ -2,20 +2,17 @@
 // type x n, and the host baselines) and the midpoint integral.
 #include "bench/kbench/rows.hpp"
 
-#include "bench/kbench/lazy_input.hpp"
-#include "bench/kbench/plan.hpp"
-#include "bench/kbench/session.hpp"
 #include "bench/host_timing.hpp"
+#include "bench/kbench/lazy_input.hpp"
 #include "common/random.hpp"
 #include "gemm/host/cublasxt.hpp"
 #include "gemm/host/problem.hpp"
 #include "reduce/runner.hpp"
 
-#include <chrono>
-#include <cstdio>
-
 #include <algorithm>
+#include <climits>
 #include <cmath>
+#include <cstdio>
 
 namespace ks::bench {
 namespace {
@@ -34,7 +31,7 @@ gemm::Mode plain_mode(gemm::Mode m) {
 
 // Full validation against the Eigen reference, or on samples for products too large for it.
 bool sampled_validation(const Plan& p, const GemmSize& s) {
-  if (p.validate != "auto") return p.validate == "sampled";
+  if (p.validation == Validation::Full || p.validation == Validation::Sampled) return p.validation == Validation::Sampled;
   return static_cast<double>(s.M) * s.N * s.K > gemm::kFullValidationLimit;
 }
 constexpr int kValidationSamples = 4096;
@@ -47,25 +44,24 @@ gemm::GemmCheck check_gemm(const Plan& plan, const GemmSize& size, const gemm::G
   return gemm::validate_sampled(p, c.data(), kValidationSamples);
 }
 
-gemm::PipelineOptions pipeline_options(const Session& s) {
+gemm::PipelineOptions pipeline_options(const RowEnv& s) {
   gemm::PipelineOptions o;
   o.config.devices = s.plan.devices;
   o.config.budget_bytes = s.plan.device_memory;
   if (s.ceilings.h2d_pinned_gbs > 0) o.config.h2d_gbs = s.ceilings.h2d_pinned_gbs;
   if (s.ceilings.d2h_pinned_gbs > 0) o.config.d2h_gbs = s.ceilings.d2h_pinned_gbs;
-  if (s.plan.pageable == "stage") o.pageable_method = gemm::pipelined::Pageable::Stage;
-  if (s.plan.pageable == "register") o.pageable_method = gemm::pipelined::Pageable::Register;
+  o.pageable_method = s.plan.pageable;
   return o;
 }
 
 // A product whose A, B and C together do not fit the device: only the pipelined modes can run it.
-bool exceeds_device(const Session& s, const GemmSize& size) {
+bool exceeds_device(const RowEnv& s, const GemmSize& size) {
   return gemm_bytes(size) > 0.95 * static_cast<double>(s.device.global_mem_bytes);
 }
 
 // What a pipelined row reports besides its time: the plan, the link bound, and for pageable operands how they
 // crossed and what one run took each way.
-void report_pipeline(Session& s, RowResult& r, const gemm::Runner& runner, const GemmSize& size) {
+void report_pipeline(RowEnv& s, RowResult& r, const gemm::Runner& runner, const GemmSize& size) {
   const gemm::pipelined::Product* product = runner.product();
   if (!product) return;
   const gemm::pipelined::Plan& plan = product->plan();
@@ -103,12 +99,35 @@ RowAxes gemm_axes(const std::string& family, const std::string& variant, const s
 
 // A variant that marks its phases (ozaki) gets one more launch, untimed by the row, with the context's phase
 // timing on: each phase's time goes into the row as phase_ms_<name>.
-void report_phases(Session& s, RowResult& r, gemm::Runner& runner) {
+void report_phases(RowEnv& s, RowResult& r, gemm::Runner& runner) {
   s.ctx.time_phases(true);
   runner.run();
   const auto phases = s.ctx.phase_ms();
   s.ctx.time_phases(false);
   for (const auto& [name, ms] : phases) r.extra["phase_ms_" + name] = ms;
+}
+
+// Validates and times `runner` (the row's mode on its problem `p`) and records the rate against the FP64 FMA ceiling
+// (variants on the tensor cores, cuBLAS on sm_80+, can exceed it) and, for sampled validation, the largest error.
+// False when the row failed.
+bool measure_gemm(RowEnv& s, RowResult& r, gemm::Runner& runner, const gemm::GemmProblem& p, const GemmSize& size,
+                  gemm::Mode mode) {
+  double worst = 0;  // of the checks, in units of the bound
+  auto check = [&] {
+    const gemm::GemmCheck c = check_gemm(s.plan, size, p, runner);
+    worst = std::max(worst, c.worst);
+    return c;
+  };
+  // Zero-copy reads cross the bus for every access: a few repetitions say enough.
+  const auto t = s.checked_timing(r, runner, check, runner.work(s.plan.gemm_cold ? &s.flusher : nullptr),
+                                  mode == gemm::Mode::Mapped ? 3 : INT_MAX);
+  if (!t) return false;
+  s.report(r, *t, "TFLOP/s", gemm::flops(size.M, size.N, size.K) / 1e12, s.ceilings.fp64_fma_tflops);
+  // Against long-double dot products (sampled validation), the largest error in units of
+  // eps (|alpha| |A||B| + |beta| |C0|): the bound is kBoundFactor (K + 2) of those.
+  if (sampled_validation(s.plan, size) && s.plan.validation != Validation::None)
+    r.extra["max_error_eps_ab"] = worst * gemm::kBoundFactor * (size.K + 2.0);
+  return true;
 }
 
 Row gemm_row(const gemm::GemmVariant* v, gemm::Mode mode, const GemmSize& size,
@@ -118,7 +137,7 @@ Row gemm_row(const gemm::GemmVariant* v, gemm::Mode mode, const GemmSize& size,
   axes.group = "gemm/" + gemm::to_string(plain_mode(mode)) + "/" + size.str();
   Row row{"gemm/" + v->info.name + "/" + m + "/" + size.str(), axes, {}};
   input->add_user();
-  row.body = [v, mode, input, size](Session& s, RowResult& r) {
+  row.body = [v, mode, input, size](RowEnv& s, RowResult& r) {
     LazyInput<gemm::GemmProblem>::Use use(*input);
     if (s.device.cc() < v->info.min_cc)
       return s.skip(r, "skipped: needs compute capability " + std::to_string(v->info.min_cc));
@@ -127,24 +146,8 @@ Row gemm_row(const gemm::GemmVariant* v, gemm::Mode mode, const GemmSize& size,
     const gemm::GemmProblem& p = use.get();
     s.ctx.notes().clear();
     gemm::Runner runner(*v, mode, p, s.ctx, pipeline_options(s));
-    double worst = 0;  // of the checks, in units of the bound
-    auto check = [&] {
-      const gemm::GemmCheck c = check_gemm(s.plan, size, p, runner);
-      worst = std::max(worst, c.worst);
-      return c;
-    };
-    // Zero-copy reads cross the bus for every access: a few repetitions say enough.
-    const auto t = s.checked_timing(r, runner, check,
-                                    runner.work(s.plan.gemm_cold ? &s.flusher : nullptr),
-                                    mode == gemm::Mode::Mapped ? 3 : INT_MAX);
-    if (!t) return;
-    // The FP64 FMA ceiling: variants on the tensor cores (cuBLAS on sm_80+) can exceed it.
-    s.report(r, *t, "TFLOP/s", gemm::flops(size.M, size.N, size.K) / 1e12, s.ceilings.fp64_fma_tflops);
+    if (!measure_gemm(s, r, runner, p, size, mode)) return;
     if (mode == gemm::Mode::Graph) r.extra["graph_setup_ms"] = runner.setup_ms();
-    // Against long-double dot products (sampled validation), the largest error in units of
-    // eps (|alpha| |A||B| + |beta| |C0|): the bound is kBoundFactor (K + 2) of those.
-    if (sampled_validation(s.plan, size) && !s.opt.no_validate)
-      r.extra["max_error_eps_ab"] = worst * gemm::kBoundFactor * (size.K + 2.0);
     for (const auto& [key, value] : s.ctx.notes()) r.labels[key] = value;  // what the variant chose (ozaki)
     report_pipeline(s, r, runner, size);
     if (mode == gemm::Mode::Device && v->info.phases) report_phases(s, r, runner);
@@ -152,72 +155,23 @@ Row gemm_row(const gemm::GemmVariant* v, gemm::Mode mode, const GemmSize& size,
   return row;
 }
 
-// cuBLASXt on the group's host memory (pinned or pageable), its block size swept once (each candidate timed on
-// one run after a warm-up) and the fastest kept: the anchor the pipelined modes are held against.
-struct XtRunner {
-  const gemm::GemmProblem& p;
-  bool pinned;
-  gemm::CublasXt xt;
-  PinnedBuffer<double> hA, hB, hC;
-  Eigen::MatrixXd pageable_c;
-  std::map<int, double> sweep_ms;
-
-  XtRunner(const gemm::GemmProblem& problem, bool pinned_memory, const std::vector<int>& devices)
-      : p(problem), pinned(pinned_memory), xt(devices) {
-    if (pinned) {
-      hA = PinnedBuffer<double>(static_cast<std::size_t>(p.A.size()));
-      hB = PinnedBuffer<double>(static_cast<std::size_t>(p.B.size()));
-      hC = PinnedBuffer<double>(p.c_count());
-      std::memcpy(hA.data(), p.A.data(), hA.bytes());
-      std::memcpy(hB.data(), p.B.data(), hB.bytes());
-    } else {
-      pageable_c.resize(p.shape.ldc, p.shape.N);
-    }
-    reset_output();
-    run();  // warm-up
-    int best = xt.block_dim();
-    for (int bd : gemm::CublasXt::block_dims()) {
-      xt.set_block_dim(bd);
-      const auto t0 = std::chrono::steady_clock::now();
-      run();
-      sweep_ms[bd] = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      if (sweep_ms[bd] <= sweep_ms[best] || !sweep_ms.count(best)) best = bd;
-    }
-    xt.set_block_dim(best);
-  }
-  double* c() { return pinned ? hC.data() : pageable_c.data(); }
-  void reset_output() {
-    if (p.beta != 0.0) {
-      std::memcpy(c(), p.C0.data(), p.c_count() * sizeof(double));
-    } else {
-      std::fill(c(), c() + p.c_count(), std::numeric_limits<double>::quiet_NaN());
-    }
-  }
-  void run() {
-    const gemm::GemmShape& s = p.shape;
-    xt.run(s.M, s.N, s.K, p.alpha, pinned ? hA.data() : p.A.data(), s.lda, pinned ? hB.data() : p.B.data(), s.ldb,
-           p.beta, c(), s.ldc);
-  }
-  const double* host_result() { return c(); }
-  Eigen::MatrixXd result() { return Eigen::Map<Eigen::MatrixXd>(c(), p.shape.ldc, p.shape.N); }
-};
-
+// cuBLASXt on the group's host memory (pinned or pageable), its block size swept once and the fastest kept: the
+// anchor the pipelined modes are held against.
 Row cublasxt_row(gemm::Mode mode, const GemmSize& size, const std::shared_ptr<LazyInput<gemm::GemmProblem>>& input) {
   const std::string m = gemm::to_string(mode);
   Row row{"gemm/cublasxt/" + m + "/" + size.str(), gemm_axes("gemm", "cublasxt", m, size, false), {}};
   input->add_user();
-  row.body = [mode, input, size](Session& s, RowResult& r) {
+  row.body = [mode, input, size](RowEnv& s, RowResult& r) {
     LazyInput<gemm::GemmProblem>::Use use(*input);
     if (exceeds_device(s, size))
       return s.skip(r, "skipped: cuBLASXt is not swept on products that exceed the device's memory");
     const gemm::GemmProblem& p = use.get();
-    XtRunner runner(p, mode == gemm::Mode::Pinned, s.plan.devices);
-    const auto t = s.checked_timing(r, runner, [&] { return check_gemm(s.plan, size, p, runner); },
-                                    {.run = [&](int) { runner.run(); }, .blocks_host = true});
-    if (!t) return;
-    s.report(r, *t, "TFLOP/s", gemm::flops(size.M, size.N, size.K) / 1e12, s.ceilings.fp64_fma_tflops);
-    r.extra["block_dim"] = runner.xt.block_dim();
-    for (const auto& [bd, ms] : runner.sweep_ms) r.extra["sweep_ms_block_" + std::to_string(bd)] = ms;
+    gemm::CublasXt xt(s.plan.devices);
+    gemm::Runner runner(xt, mode, p, s.ctx);
+    const std::map<int, double> sweep = xt.choose_block_dim([&] { runner.run(); });
+    if (!measure_gemm(s, r, runner, p, size, mode)) return;
+    r.extra["block_dim"] = xt.block_dim();
+    for (const auto& [bd, ms] : sweep) r.extra["sweep_ms_block_" + std::to_string(bd)] = ms;
   };
   return row;
 }
@@ -225,7 +179,7 @@ Row cublasxt_row(gemm::Mode mode, const GemmSize& size, const std::shared_ptr<La
 Row eigen_row(const GemmSize& size, const std::shared_ptr<LazyInput<gemm::GemmProblem>>& input) {
   Row row{"host/eigen_dgemm/" + size.str(), gemm_axes("host", "eigen_dgemm", "", size, false), {}};
   input->add_user();
-  row.body = [input, size](Session& s, RowResult& r) {
+  row.body = [input, size](RowEnv& s, RowResult& r) {
     LazyInput<gemm::GemmProblem>::Use use(*input);
     const gemm::GemmProblem& p = use.get();
     Eigen::MatrixXd c(size.M, size.N);
@@ -250,6 +204,11 @@ std::vector<std::pair<gemm::Mode, bool>> ordered_modes(const std::vector<gemm::M
   return out;
 }
 
+// Whether the default suite times `v` in `mode` beside device mode (its declaration says).
+bool in_suite_mode(const gemm::GemmVariant& v, gemm::Mode mode) {
+  return v.suite_modes == gemm::SuiteModes::All || (v.suite_modes == gemm::SuiteModes::Pipelined && gemm::is_pipelined(mode));
+}
+
 void add_gemm_rows(std::vector<Row>& rows, const Plan& p) {
   const GemmSize largest = p.gemm_sizes.back();
   for (const GemmSize& size : p.gemm_sizes) {
@@ -263,17 +222,11 @@ void add_gemm_rows(std::vector<Row>& rows, const Plan& p) {
       const bool extra = std::find(p.modes.begin(), p.modes.end(), mode) == p.modes.end();
       for (const gemm::GemmVariant* v : p.gemm_variants) {
         if (anchor_only && !v->info.anchor) continue;
-        if (extra && v->info.name != "cublas" && v->info.name != "coalesced" && v->info.name != "dmma") continue;
-        if (extra && v->info.name == "dmma" && !gemm::is_pipelined(mode)) continue;
+        if (extra && !in_suite_mode(*v, mode)) continue;
         rows.push_back(gemm_row(v, mode, size, input));
-      }
-      // cuBLASXt beside the plain sequences of host memory, right after their anchor.
-      if (mode == gemm::Mode::Pinned || mode == gemm::Mode::Pageable) {
-        auto at = std::find_if(rows.rbegin(), rows.rend(), [&](const Row& r) {
-          return r.axes.anchor && r.axes.mode == gemm::to_string(mode) && r.axes.M == size.M && r.axes.N == size.N &&
-                 r.axes.K == size.K;
-        });
-        rows.insert(at.base(), cublasxt_row(mode, size, input));
+        // cuBLASXt beside the plain sequences of host memory, right after their anchor.
+        if (v->info.anchor && (mode == gemm::Mode::Pinned || mode == gemm::Mode::Pageable))
+          rows.push_back(cublasxt_row(mode, size, input));
       }
     }
     if (static_cast<double>(size.M) * size.N * size.K <= 2048.0 * 2048 * 2048) rows.push_back(eigen_row(size, input));
@@ -302,7 +255,7 @@ Row reduce_row(const reduce::ReduceVariant* v, reduce::DType t, std::size_t n, i
   Row row{"reduce/" + v->info.name + "/" + reduce::to_string(t) + "/n=" + std::to_string(n),
           reduce_axes("reduce", v->info.name, t, n, block, v->info.anchor), {}};
   input->add_user();
-  row.body = [v, input, block](Session& s, RowResult& r) {
+  row.body = [v, input, block](RowEnv& s, RowResult& r) {
     LazyInput<reduce::ReduceData>::Use use(*input);
     reduce::ReduceData& data = use.get();
     reduce::ReduceRunner runner(*v, data, block, s.ctx);
@@ -321,7 +274,7 @@ Row host_reduce_row(const char* name, HostFn fn, std::size_t n, const std::share
   Row row{std::string("host/") + name + "/double/n=" + std::to_string(n),
           reduce_axes("host", name, reduce::DType::F64, n, -1, false), {}};
   input->add_user();
-  row.body = [fn, input](Session& s, RowResult& r) {
+  row.body = [fn, input](RowEnv& s, RowResult& r) {
     LazyInput<reduce::ReduceData>::Use use(*input);
     reduce::ReduceData& data = use.get();
     const auto* x = static_cast<const double*>(data.host());
@@ -363,11 +316,11 @@ void add_integral_rows(std::vector<Row>& rows, const Plan& p) {
         const int block = block_for(*v, p);
         Row row{"integral/" + v->info.name + "/" + reduce::to_string(t) + "/n=" + std::to_string(n),
                 reduce_axes("integral", v->info.name, t, n, block, v->info.anchor), {}};
-        row.body = [v, t, n, block](Session& s, RowResult& r) {
+        row.body = [v, t, n, block](RowEnv& s, RowResult& r) {
           reduce::IntegralRunner runner(*v, t, 0.0, kB, static_cast<std::int64_t>(n), block, s.ctx);
           runner.run();
           const reduce::IntegralResult res = runner.check();
-          if (!s.opt.no_validate && !res.ok) return s.fail(r, "validation failed: " + res.report);
+          if (s.plan.validation != Validation::None && !res.ok) return s.fail(r, "validation failed: " + res.report);
           const TimingStats tm = s.time({.run = [&](int) { runner.run(); }});
           s.report(r, tm, "Gpoints/s", static_cast<double>(n) / 1e9, 0);
           r.extra["rel_error"] = res.error / std::fabs(res.exact);

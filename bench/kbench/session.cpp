@@ -4,6 +4,7 @@
 
 #include <nvtx3/nvToolsExt.h>
 
+#include <algorithm>
 #include <csignal>
 #include <cstdio>
 
@@ -41,50 +42,60 @@ SignalGuard::~SignalGuard() {
 int interrupting_signal() { return g_signal; }
 const char* signal_name(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGTERM ? "SIGTERM" : "a signal"; }
 
-Session::Session(const RunOptions& o, const Plan& p, const DeviceFacts& d)
-    : opt(o), plan(p), device(d), flusher(d.index), nvml(d.pci_bus_id) {}
+RowEnv::RowEnv(const Plan& p, const DeviceFacts& d) : plan(p), device(d), flusher(d.index) {}
 
-TimingStats Session::time(const StreamWork& work, int max_repetitions) const {
+TimingStats RowEnv::time(const StreamWork& work, int max_repetitions) const {
   TimingOptions t = plan.timing;
   t.max_repetitions = std::max(1, std::min(t.max_repetitions, max_repetitions));
   t.min_repetitions = std::min(t.min_repetitions, t.max_repetitions);
   return time_on_stream(stream.get(), t, work);
 }
 
-void Session::report(RowResult& r, const TimingStats& t, const std::string& unit, double rate_numerator,
-                     double ceiling) {
+void RowEnv::report(RowResult& r, const TimingStats& t, const std::string& unit, double rate_numerator,
+                    double ceiling) {
   r.status = "ok";
   r.timing = t;
   r.rate_unit = unit;
   r.rate = rate_numerator / (t.median_ms / 1e3);
-  if (r.axes.anchor) anchor_ms_[r.axes.group] = t.median_ms;
-  const auto it = anchor_ms_.find(r.axes.group);
-  if (it != anchor_ms_.end()) r.vs_anchor = it->second / t.median_ms;
   if (ceiling > 0) r.of_ceiling = r.rate / ceiling;
 }
 
-void Session::fail(RowResult& r, const std::string& why) {
-  failed_ = true;
+void RowEnv::fail(RowResult& r, const std::string& why) {
   r.status = "failed";
   r.error = why;
 }
 
-void Session::skip(RowResult& r, const std::string& why) {
+void RowEnv::skip(RowResult& r, const std::string& why) {
   r.status = "skipped";
   r.error = why;
+}
+
+Session::Session(const Plan& p, const DeviceFacts& d, bool progress)
+    : env(p, d), nvml(d.pci_bus_id), progress_(progress) {}
+
+bool Session::failed() const {
+  return std::any_of(results_.begin(), results_.end(), [](const RowResult& r) { return r.status == "failed"; });
+}
+
+// The anchor's median is kept for its group; any measured row of the group gets anchor / own median.
+void Session::relate_to_anchor(RowResult& r) {
+  if (!r.ok()) return;
+  if (r.axes.anchor) anchor_ms_[r.axes.group] = r.timing.median_ms;
+  const auto it = anchor_ms_.find(r.axes.group);
+  if (it != anchor_ms_.end()) r.vs_anchor = it->second / r.timing.median_ms;
 }
 
 void Session::measure(const Row& row, RowResult& r) {
   NvtxRange range(row.name);
   try {
-    if (fault && std::regex_search(row.name, *fault)) trap_kernel_launch(stream.get());
-    row.body(*this, r);
+    if (fault && std::regex_search(row.name, *fault)) trap_kernel_launch(env.stream.get());
+    row.body(env, r);
   } catch (const CudaError& e) {
-    fail(r, e.what());
+    RowEnv::fail(r, e.what());
     // The context is gone: every later CUDA call would fail. Keep what was measured and stop.
     if (e.sticky()) stopped_ = std::string("an earlier row left a sticky CUDA error (") + e.what() + ")";
   } catch (const std::exception& e) {
-    fail(r, e.what());
+    RowEnv::fail(r, e.what());
   }
 }
 
@@ -93,7 +104,7 @@ void Session::run_row(const Row& row) {
   r.name = row.name;
   r.axes = row.axes;
   ++started_;
-  if (opt.format != "json" && opt.format != "csv") std::fprintf(stderr, "[%d/%d] %s\n", started_, total, row.name.c_str());
+  if (progress_) std::fprintf(stderr, "[%d/%d] %s\n", started_, total, row.name.c_str());
   if (const int sig = interrupting_signal()) {
     r.error = std::string("not run: interrupted by ") + signal_name(sig);
   } else if (!stopped_.empty()) {
@@ -101,6 +112,7 @@ void Session::run_row(const Row& row) {
   } else {
     const GpuState before = nvml.read();
     measure(row, r);
+    relate_to_anchor(r);
     if (stopped_.empty()) {
       const GpuState after = nvml.read();
       r.sm_clock_before_mhz = before.sm_clock_mhz;

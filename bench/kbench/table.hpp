@@ -1,7 +1,7 @@
 // kbench's tables: the rows of a run as aligned console text, a markdown table, or CSV.
 #pragma once
 
-#include "bench/kbench/rows.hpp"
+#include "bench/kbench/row_result.hpp"
 
 #include <string>
 #include <vector>

@@ -2,6 +2,7 @@
 
 #include "common/cuda_check.hpp"
 #include "common/resources.hpp"
+#include "common/timing.hpp"
 
 namespace ks::gemm {
 
@@ -37,6 +38,19 @@ void CublasXt::run(int M, int N, int K, double alpha, const double* A, int lda, 
 const std::vector<int>& CublasXt::block_dims() {
   static const std::vector<int> b{1024, 2048, 4096, 8192};
   return b;
+}
+
+std::map<int, double> CublasXt::choose_block_dim(const std::function<void()>& run) {
+  const std::vector<int>& dims = block_dims();
+  std::vector<double> ms;
+  const int best = fastest_once(static_cast<int>(dims.size()), [&](int i) {
+    set_block_dim(dims[static_cast<std::size_t>(i)]);
+    run();
+  }, &ms);
+  set_block_dim(dims[static_cast<std::size_t>(best)]);
+  std::map<int, double> out;
+  for (std::size_t i = 0; i < dims.size(); ++i) out[dims[i]] = ms[i];
+  return out;
 }
 
 }  // namespace ks::gemm

@@ -1,10 +1,13 @@
 // cuBLASXt: NVIDIA's DGEMM on host pointers (cublasXtDgemm), which tiles the product and pipelines the tiles
 // over streams and devices itself: the anchor of the host-memory modes beside the plain copy sequences. Its
-// tile size (cublasXtSetBlockDim) matters; best_block_dim() sweeps it.
+// tile size (cublasXtSetBlockDim) matters; choose_block_dim() sweeps it. gemm::Runner runs it in the pinned and
+// pageable modes, on the same host buffers as the variants' copy sequences.
 #pragma once
 
 #include <cublasXt.h>
 
+#include <functional>
+#include <map>
 #include <vector>
 
 namespace ks::gemm {
@@ -23,6 +26,9 @@ class CublasXt {
            double* C, int ldc);
   // Candidates for the sweep.
   static const std::vector<int>& block_dims();
+  // Times `run` (one complete product) once per candidate after a warm-up, keeps the fastest block size, and
+  // returns each candidate's milliseconds.
+  std::map<int, double> choose_block_dim(const std::function<void()>& run);
 
  private:
   cublasXtHandle_t handle_ = nullptr;

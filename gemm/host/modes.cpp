@@ -53,7 +53,8 @@ void copy_async(void* dst, const void* src, std::size_t bytes, cudaMemcpyKind ki
 }  // namespace
 
 struct Runner::Impl {
-  const GemmVariant& variant;
+  const GemmVariant* variant;  // null when cuBLASXt runs instead
+  CublasXt* xt;
   Mode mode;
   const GemmProblem& p;
   ExecContext& ctx;
@@ -79,11 +80,34 @@ struct Runner::Impl {
 
   // Set up, then C as reset_output() leaves it: the graph's capture and the pageable way's choice run the
   // sequence, which computes C in place, and device or mapped C starts unwritten.
-  Impl(const GemmVariant& v, Mode m, const GemmProblem& prob, ExecContext& c, const PipelineOptions& pipeline)
-      : variant(v), mode(m), p(prob), ctx(c) {
-    set_up(pipeline);
+  Impl(const GemmVariant* v, CublasXt* x, Mode m, const GemmProblem& prob, ExecContext& c,
+       const PipelineOptions& pipeline)
+      : variant(v), xt(x), mode(m), p(prob), ctx(c) {
+    if (xt) {
+      if (mode != Mode::Pinned && mode != Mode::Pageable)
+        throw std::invalid_argument("cuBLASXt runs in the pinned and pageable modes only, not " + to_string(mode));
+      set_up_host_c();
+    } else {
+      set_up(pipeline);
+    }
     reset_output();
   }
+
+  // The host arrays the mode keeps: pinned copies of A and B and a pinned C, or a pageable C beside the problem's
+  // A and B.
+  void set_up_host_c() {
+    if (mode == Mode::Pageable || mode == Mode::PageablePipelined) {
+      pageableC.resize(p.shape.ldc, p.shape.N);
+      return;
+    }
+    hA = PinnedBuffer<double>(count(p.A));
+    hB = PinnedBuffer<double>(count(p.B));
+    hC = PinnedBuffer<double>(p.c_count());
+    copy_host(hA.data(), p.A.data(), hA.bytes());
+    copy_host(hB.data(), p.B.data(), hB.bytes());
+  }
+  const double* host_a() const { return hA.data() ? hA.data() : p.A.data(); }
+  const double* host_b() const { return hB.data() ? hB.data() : p.B.data(); }
 
   void set_up(const PipelineOptions& pipeline) {
     const std::size_t a = count(p.A), b = count(p.B), cc = p.c_count();
@@ -105,14 +129,8 @@ struct Runner::Impl {
     if (mode == Mode::Device) {
       upload_now(dA.data(), p.A.data(), a * sizeof(double));
       upload_now(dB.data(), p.B.data(), b * sizeof(double));
-    } else if (mode == Mode::Pageable) {
-      pageableC.resize(p.shape.ldc, p.shape.N);
-    } else {  // Pinned, Graph
-      hA = PinnedBuffer<double>(a);
-      hB = PinnedBuffer<double>(b);
-      hC = PinnedBuffer<double>(cc);
-      copy_host(hA.data(), p.A.data(), a * sizeof(double));
-      copy_host(hB.data(), p.B.data(), b * sizeof(double));
+    } else {  // Pageable, Pinned, Graph
+      set_up_host_c();
       reset_host_c();
     }
     if (mode == Mode::Graph) capture();
@@ -120,34 +138,24 @@ struct Runner::Impl {
 
   void set_up_pipelined(const PipelineOptions& pipeline) {
     const GemmShape& s = p.shape;
-    pipelined::HostOperands h;
-    if (mode == Mode::PinnedPipelined) {
-      hA = PinnedBuffer<double>(count(p.A));
-      hB = PinnedBuffer<double>(count(p.B));
-      hC = PinnedBuffer<double>(p.c_count());
-      copy_host(hA.data(), p.A.data(), hA.bytes());
-      copy_host(hB.data(), p.B.data(), hB.bytes());
-      h = {hA.data(), s.lda, hB.data(), s.ldb, hC.data(), s.ldc, true};
-    } else {
-      pageableC.resize(s.ldc, s.N);
-      h = {p.A.data(), s.lda, p.B.data(), s.ldb, pageableC.data(), s.ldc, false};
-    }
+    set_up_host_c();
+    const bool pinned = mode == Mode::PinnedPipelined;
+    const pipelined::HostOperands h{host_a(), s.lda, host_b(), s.ldb, host_c(), s.ldc, pinned};
     reset_host_c();
     pipelined::Config config = pipeline.config;
     if (pipeline.pageable_method) config.pageable = *pipeline.pageable_method;
-    product = std::make_unique<pipelined::Product>(variant, s.M, s.N, s.K, p.alpha, p.beta, h, config);
-    if (mode == Mode::PinnedPipelined) return;
+    product = std::make_unique<pipelined::Product>(*variant, s.M, s.N, s.K, p.alpha, p.beta, h, config);
+    if (pinned) return;
     if (!pipeline.pageable_method) {  // one run each way, registration's cost included; keep the faster
-      auto once = [&](pipelined::Pageable how) {
-        product->set_pageable(how);
-        const auto t0 = std::chrono::steady_clock::now();
+      const pipelined::Pageable ways[] = {pipelined::Pageable::Stage, pipelined::Pageable::Register};
+      std::vector<double> ms;
+      const int best = fastest_once(2, [&](int i) {
+        product->set_pageable(ways[i]);
         product->run();
-        return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
-      };
-      product->run();  // warm-up
-      staged_ms = once(pipelined::Pageable::Stage);
-      registered_ms = once(pipelined::Pageable::Register);
-      config.pageable = staged_ms <= registered_ms ? pipelined::Pageable::Stage : pipelined::Pageable::Register;
+      }, &ms);
+      staged_ms = ms[0];
+      registered_ms = ms[1];
+      config.pageable = ways[best];
       product->set_pageable(config.pageable);
     }
     pageable_method = config.pageable == pipelined::Pageable::Stage ? "stage" : "register";
@@ -164,7 +172,7 @@ struct Runner::Impl {
     copy_async(dA.data(), A, dA.bytes(), cudaMemcpyHostToDevice, s);
     copy_async(dB.data(), B, dB.bytes(), cudaMemcpyHostToDevice, s);
     if (p.beta != 0.0) copy_async(dC.data(), C, dC.bytes(), cudaMemcpyHostToDevice, s);
-    gemm::run(variant, args(dA.data(), dB.data(), dC.data()), ctx);
+    gemm::run(*variant, args(dA.data(), dB.data(), dC.data()), ctx);
     copy_async(C, dC.data(), dC.bytes(), cudaMemcpyDeviceToHost, s);
   }
 
@@ -235,20 +243,25 @@ struct Runner::Impl {
   }
 
   void run(int copy) {
+    if (xt) {
+      const GemmShape& s = p.shape;
+      xt->run(s.M, s.N, s.K, p.alpha, host_a(), s.lda, host_b(), s.ldb, p.beta, host_c(), s.ldc);
+      return;
+    }
     switch (mode) {
       case Mode::Device:
         if (copy > 0) {
           const Copy& c = extra.at(static_cast<std::size_t>(copy - 1));
-          gemm::run(variant, args(c.A.data(), c.B.data(), c.C.data()), ctx);
+          gemm::run(*variant, args(c.A.data(), c.B.data(), c.C.data()), ctx);
         } else {
-          gemm::run(variant, args(dA.data(), dB.data(), dC.data()), ctx);
+          gemm::run(*variant, args(dA.data(), dB.data(), dC.data()), ctx);
         }
         break;
-      case Mode::Pageable: enqueue_copy_sequence(p.A.data(), p.B.data(), pageableC.data()); break;
-      case Mode::Pinned: enqueue_copy_sequence(hA.data(), hB.data(), hC.data()); break;
+      case Mode::Pageable:
+      case Mode::Pinned: enqueue_copy_sequence(host_a(), host_b(), host_c()); break;
       case Mode::Graph: exec.launch(ctx.stream()); break;
       case Mode::Mapped:
-        gemm::run(variant, args(mA.device_data(), mB.device_data(), mC.device_data()), ctx);
+        gemm::run(*variant, args(mA.device_data(), mB.device_data(), mC.device_data()), ctx);
         break;
       case Mode::PinnedPipelined:
       case Mode::PageablePipelined: product->run(); break;
@@ -291,7 +304,9 @@ struct Runner::Impl {
 
 Runner::Runner(const GemmVariant& variant, Mode mode, const GemmProblem& problem, ExecContext& ctx,
                const PipelineOptions& pipeline)
-    : impl_(std::make_unique<Impl>(variant, mode, problem, ctx, pipeline)) {}
+    : impl_(std::make_unique<Impl>(&variant, nullptr, mode, problem, ctx, pipeline)) {}
+Runner::Runner(CublasXt& xt, Mode mode, const GemmProblem& problem, ExecContext& ctx)
+    : impl_(std::make_unique<Impl>(nullptr, &xt, mode, problem, ctx, PipelineOptions{})) {}
 Runner::~Runner() = default;
 void Runner::reset_output() { impl_->reset_output(); }
 void Runner::run(int copy) { impl_->run(copy); }
@@ -300,7 +315,7 @@ int Runner::make_copies(int wanted) { return impl_->make_copies(wanted); }
 StreamWork Runner::work(const L2Flusher* flusher) {
   StreamWork w;
   w.run = [this](int copy) { run(copy); };
-  w.blocks_host = impl_->mode == Mode::Pageable || is_pipelined(impl_->mode);
+  w.blocks_host = impl_->xt || impl_->mode == Mode::Pageable || is_pipelined(impl_->mode);
   if (flusher) {
     w.flush = [this, flusher] { flusher->flush(impl_->ctx.stream()); };
     w.make_copies = [this](int wanted) { return make_copies(wanted); };

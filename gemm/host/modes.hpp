@@ -9,13 +9,15 @@
 //   pinned_pipelined, pageable_pipelined
 //             the pipelined mode (gemm/pipelined.hpp) from pinned or pageable host memory: tiles of C computed
 //             while the operands' panels cross, for products of any size (a device-memory budget, devices).
-// Any variant can be the compute step of any mode.
+// Any variant can be the compute step of any mode. cuBLASXt, which takes host pointers and moves the data itself,
+// runs in the pinned and pageable modes on the same host buffers, in place of the copy sequence.
 #pragma once
 
 #include "common/exec_context.hpp"
 #include "common/timing.hpp"
-#include "gemm/host/pipelined.hpp"
 #include "gemm/gemm.hpp"
+#include "gemm/host/cublasxt.hpp"
+#include "gemm/host/pipelined.hpp"
 #include "gemm/host/problem.hpp"
 
 #include <memory>
@@ -47,6 +49,9 @@ class Runner {
   // leaves C as reset_output() would: run() right after construction computes alpha A B + beta C0.
   Runner(const GemmVariant& variant, Mode mode, const GemmProblem& problem, ExecContext& ctx,
          const PipelineOptions& pipeline = {});
+  // cuBLASXt on the mode's host memory: Pinned or Pageable (std::invalid_argument otherwise). run() returns when C
+  // is complete on the host.
+  Runner(CublasXt& xt, Mode mode, const GemmProblem& problem, ExecContext& ctx);
   ~Runner();
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
