@@ -21,14 +21,15 @@
 //
 // Measurements, and what limits it: docs/gemm-notes.md.
 // Run: build/bench/kbench run --suite gemm --variants dmma --sizes 1024,2048,4096
+#include "common/dispatch.hpp"
+#include "common/per_device.hpp"
 #include "gemm/cp_async_pipeline.cuh"
 #include "gemm/dmma_mma.cuh"
 #include "gemm/dmma_shapes.hpp"
 
 #include <algorithm>
-#include <map>
-#include <mutex>
 #include <utility>
+#include <vector>
 
 namespace ks::gemm {
 namespace dmma {
@@ -150,14 +151,9 @@ using TileOf = dmma::Tile<kShapes[S].bm, kShapes[S].bn, kShapes[S].bk, kShapes[S
                           kShapes[S].stages, VEC, I>;
 
 // Calls f(std::integral_constant<int, S>{}) for the row S == shape.
-template <class F, std::size_t... S>
-void with_shape(int shape, F&& f, std::index_sequence<S...>) {
-  ((shape == static_cast<int>(S) ? f(std::integral_constant<int, static_cast<int>(S)>{}) : void()), ...);
-}
 template <class F>
 void with_shape(int shape, F&& f) {
-  if (shape < 0 || shape >= dmma::kShapeCount) throw std::invalid_argument("dmma: no tile shape " + std::to_string(shape));
-  with_shape(shape, std::forward<F>(f), std::make_index_sequence<dmma::kShapeCount>{});
+  with_index<dmma::kShapeCount>(shape, std::forward<F>(f), "dmma tile shapes");
 }
 
 template <class T>
@@ -203,28 +199,25 @@ void read_blocks_per_sm(dmma::Target& t, int device) {
     });
 }
 
-// What the rule needs about the current device, read once per device.
+// What the rule needs about a device.
+dmma::Target read_target(int device) {
+  dmma::Target t;
+  CUDA_CHECK(cudaDeviceGetAttribute(&t.sm_count, cudaDevAttrMultiProcessorCount, device));
+  cudaFuncAttributes fa{};
+  // The virtual architecture the code that runs here was compiled from (JIT from older PTX keeps it).
+  CUDA_CHECK(cudaFuncGetAttributes(&fa, dmma_kernel<TileOf<dmma::split_k_shape(), 1, Instr::K4>>));
+  t.code_arch = fa.ptxVersion;
+  if (t.code_arch >= 90)
+    read_blocks_per_sm<Instr::K16>(t, device);
+  else if (t.code_arch >= 80)
+    read_blocks_per_sm<Instr::K4>(t, device);
+  return t;
+}
+
+// The current device's, read once per device.
 dmma::Target target() {
-  static std::mutex mutex;
-  static std::map<int, dmma::Target> cache;  // device -> target
-  int device = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = cache.find(device);
-  if (it == cache.end()) {
-    dmma::Target t;
-    CUDA_CHECK(cudaDeviceGetAttribute(&t.sm_count, cudaDevAttrMultiProcessorCount, device));
-    cudaFuncAttributes fa{};
-    // The virtual architecture the code that runs here was compiled from (JIT from older PTX keeps it).
-    CUDA_CHECK(cudaFuncGetAttributes(&fa, dmma_kernel<TileOf<dmma::split_k_shape(), 1, Instr::K4>>));
-    t.code_arch = fa.ptxVersion;
-    if (t.code_arch >= 90)
-      read_blocks_per_sm<Instr::K16>(t, device);
-    else if (t.code_arch >= 80)
-      read_blocks_per_sm<Instr::K4>(t, device);
-    it = cache.emplace(device, t).first;
-  }
-  return it->second;
+  static PerDevice<dmma::Target> targets(read_target);
+  return targets.get();
 }
 
 // `t`: target() for the current device, which the caller has already read to choose `c`.
@@ -278,22 +271,22 @@ KS_GEMM_VARIANT({.info = {.name = "dmma",
                           .summary = "FP64 tensor cores (mma.sync f64), cp.async multi-stage pipeline; tile and split-K "
                                      "chosen by shape",
                           .min_cc = kDmmaCc},
-                 .launch = dmma::run_rule});
+                 .launch = dmma::run_rule,
+                 .suite_modes = SuiteModes::Pipelined});
 
 // The configurations the rule chooses from, each on its own, for autotuning and testing: one per row of
 // dmma::kShapes, then dmma::kExtras.
-[[maybe_unused]] static const bool kConfigurationsDeclared = [] {
+KS_GEMM_VARIANTS([] {
+  std::vector<GemmVariant> out;
   for (int shape = 0; shape < dmma::kShapeCount; ++shape)
-    registry().add({.info = {.name = dmma::variant_name(shape), .summary = shape_summary(shape), .min_cc = kDmmaCc,
-                             .tuning = true},
-                    .launch = fixed(shape, 1, false)},
-                   __FILE__);
+    out.push_back({.info = {.name = dmma::variant_name(shape), .summary = shape_summary(shape), .min_cc = kDmmaCc,
+                            .tuning = true},
+                   .launch = fixed(shape, 1, false)});
   for (const dmma::Extra& e : dmma::kExtras)
-    registry().add({.info = {.name = dmma::variant_name(e.shape) + e.suffix, .summary = e.summary, .min_cc = kDmmaCc,
-                             .tuning = true},
-                    .launch = fixed(e.shape, e.splits, e.k4)},
-                   __FILE__);
-  return true;
-}();
+    out.push_back({.info = {.name = dmma::variant_name(e.shape) + e.suffix, .summary = e.summary, .min_cc = kDmmaCc,
+                            .tuning = true},
+                   .launch = fixed(e.shape, e.splits, e.k4)});
+  return out;
+});
 
 }  // namespace ks::gemm

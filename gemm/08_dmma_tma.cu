@@ -45,6 +45,8 @@
 //
 // Measurements and what limits it: docs/gemm-notes.md.
 // Run: build/bench/kbench run --suite gemm --variants dmma_tma --sizes 1024,2048,4096,8192
+#include "common/dispatch.hpp"
+#include "common/per_device.hpp"
 #include "gemm/cp_async_pipeline.cuh"
 #include "gemm/dmma_mma.cuh"
 #include "gemm/dmma_shapes.hpp"
@@ -55,10 +57,10 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <map>
-#include <mutex>
+#include <array>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace ks::gemm {
 namespace tma {
@@ -435,17 +437,10 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 #endif
 }
 
-// Tile shapes: 128 x 128 (8 consumer warps, one block per SM) and 128 x 64 (4 consumer warps, two blocks).
-using T128x128 = Tile<128, 128, 16, 6, 1>;
-using T128x128k32 = Tile<128, 128, 32, 3, 1>;
-using T128x64 = Tile<128, 64, 16, 4, 2>;
-using T128x64k32g2 = Tile<128, 64, 32, 4, 1, 2>;  // two k-groups of four warps; 230400 bytes of shared memory
-template <class T>
-constexpr bool is_rule_tile(int i) {
-  return T::BM == dmma::kTmaTiles[i].bm && T::BN == dmma::kTmaTiles[i].bn && T::BK == dmma::kTmaTiles[i].bk &&
-         T::kMinBlocks == 1;
-}
-static_assert(is_rule_tile<T128x128k32>(0) && is_rule_tile<T128x64k32g2>(1), "the rule's tiles are these kernels'");
+// The kernel of row I of dmma::kTmaTiles.
+template <int I>
+using TileOf = Tile<dmma::kTmaTiles[I].bm, dmma::kTmaTiles[I].bn, dmma::kTmaTiles[I].bk, dmma::kTmaTiles[I].stages,
+                    dmma::kTmaTiles[I].min_blocks, dmma::kTmaTiles[I].kgroups>;
 
 }  // namespace tma
 
@@ -494,36 +489,40 @@ struct Readiness {
   bool loads = false;
   int sm_count = 0, blocks_per_sm = 0;
 };
+using TileReadiness = std::array<Readiness, dmma::kTmaTileCount>;
 
-template <class T>
-Readiness ready() {
-  static std::mutex mutex;
-  static std::map<int, Readiness> cache;
-  int device = 0;
-  CUDA_CHECK(cudaGetDevice(&device));
-  std::lock_guard<std::mutex> lock(mutex);
-  auto it = cache.find(device);
-  if (it != cache.end()) return it->second;
-  Readiness r;
-  int major = 0, minor = 0, optin = 0;
+TileReadiness read_readiness(int device) {
+  TileReadiness out{};
+  int major = 0, minor = 0, optin = 0, sm_count = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
   CUDA_CHECK(cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, device));
   CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-  CUDA_CHECK(cudaDeviceGetAttribute(&r.sm_count, cudaDevAttrMultiProcessorCount, device));
-  cudaFuncAttributes fa{};
-  // sm_90a code runs on compute capability 9.0 only; elsewhere the kernel has no image (the query fails).
-  if (kBuilt && major == 9 && minor == 0 && T::kSmemBytes <= optin &&
-      cudaFuncGetAttributes(&fa, tma::tma_kernel<T>) == cudaSuccess) {
-    CUDA_CHECK(cudaFuncSetAttribute(tma::tma_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes));
-    CUDA_CHECK(cudaFuncSetAttribute(tma::tma_kernel<T>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                    cudaSharedmemCarveoutMaxShared));
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r.blocks_per_sm, tma::tma_kernel<T>, T::kThreads,
-                                                             T::kSmemBytes));
-    r.loads = r.blocks_per_sm > 0;
-  }
-  (void)cudaGetLastError();  // a failed query above leaves its error behind
-  cache.emplace(device, r);
-  return r;
+  CUDA_CHECK(cudaDeviceGetAttribute(&sm_count, cudaDevAttrMultiProcessorCount, device));
+  for (int i = 0; i < dmma::kTmaTileCount; ++i)
+    with_index<dmma::kTmaTileCount>(i, [&](auto tile) {
+      using T = tma::TileOf<decltype(tile)::value>;
+      Readiness& r = out[static_cast<std::size_t>(i)];
+      r.sm_count = sm_count;
+      cudaFuncAttributes fa{};
+      // sm_90a code runs on compute capability 9.0 only; elsewhere the kernel has no image (the query fails).
+      if (kBuilt && major == 9 && minor == 0 && T::kSmemBytes <= optin &&
+          cudaFuncGetAttributes(&fa, tma::tma_kernel<T>) == cudaSuccess) {
+        CUDA_CHECK(cudaFuncSetAttribute(tma::tma_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes));
+        CUDA_CHECK(cudaFuncSetAttribute(tma::tma_kernel<T>, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                        cudaSharedmemCarveoutMaxShared));
+        CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r.blocks_per_sm, tma::tma_kernel<T>, T::kThreads,
+                                                                 T::kSmemBytes));
+        r.loads = r.blocks_per_sm > 0;
+      }
+      (void)cudaGetLastError();  // a failed query above leaves its error behind
+    }, "dmma_tma tiles");
+  return out;
+}
+
+// The current device's, read once per device.
+TileReadiness readiness() {
+  static PerDevice<TileReadiness> cache(read_readiness);
+  return cache.get();
 }
 
 // The kernel's schedule for `a` (gemm/stream_k.hpp); `shared` false: whole tiles only.
@@ -559,23 +558,41 @@ void launch(const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared
   CUDA_CHECK_LAUNCH();
 }
 
-// Runs tile T where it can, dmma's rule otherwise; says which in the note dmma_tma_path. `shared` false:
-// whole tiles only (no stream-K).
-template <class T>
-void run_or_fall_back(const GemmArgs& a, ExecContext& ctx, const char* tile, bool shared = true) {
+// Enqueues row `tile` of dmma::kTmaTiles; `shared` false: whole tiles only (no stream-K).
+void launch_tile(int tile, const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared) {
+  with_index<dmma::kTmaTileCount>(tile, [&](auto t) { launch<tma::TileOf<decltype(t)::value>>(a, ctx, r, shared); },
+                                  "dmma_tma tiles");
+}
+
+// Runs `tile` where it can, dmma's rule otherwise; says which in the note dmma_tma_path (`name` the tile's).
+void run_or_fall_back(int tile, const GemmArgs& a, ExecContext& ctx, const char* name, bool shared) {
   // The TMA's operand needs (16-byte strides, 16-byte aligned A and B) are those of dmma's 16-byte copies.
   std::string why = dmma::kTmaOperandsRefused;
   if (pipeline::wide_loads(a)) {
-    const Readiness r = ready<T>();
+    const Readiness r = readiness()[static_cast<std::size_t>(tile)];
     if (r.loads) {
-      ctx.notes()["dmma_tma_path"] = std::string("tma ") + tile;
-      launch<T>(a, ctx, r, shared);
+      ctx.notes()["dmma_tma_path"] = std::string("tma ") + name;
+      launch_tile(tile, a, ctx, r, shared);
       return;
     }
     why = kBuilt ? "no sm_90a code for this GPU (compute capability 9.0 only)" : "built without sm_90a code";
   }
   ctx.notes()["dmma_tma_path"] = "dmma: " + why;
   dmma::run_rule(a, ctx);
+}
+
+// The rule's choice: a TMA tile where it scores above dmma's configuration and can run, dmma otherwise.
+void run_rule(const GemmArgs& a, ExecContext& ctx) {
+  const TileReadiness r = readiness();
+  bool loads[dmma::kTmaTileCount];
+  for (int i = 0; i < dmma::kTmaTileCount; ++i) loads[i] = r[static_cast<std::size_t>(i)].loads;
+  std::string why;
+  const int pick = dmma::tma_pick(a.M, a.N, a.K, dmma::current_target(), loads, pipeline::wide_loads(a), &why);
+  ctx.notes()["dmma_tma_path"] = why;
+  if (pick >= 0)
+    launch_tile(pick, a, ctx, r[static_cast<std::size_t>(pick)], true);
+  else
+    dmma::run_rule(a, ctx);
 }
 
 constexpr int kTmaCc = 90;
@@ -587,60 +604,21 @@ KS_GEMM_VARIANT({.info = {.name = "dmma_tma",
                                      "persistent grid, stream-K last wave; 128x128 or 128x64 with two k-groups, or "
                                      "dmma, where the rule says",
                           .min_cc = kTmaCc},
-                 .launch = [](const GemmArgs& a, ExecContext& ctx) {
-                   const bool operands = pipeline::wide_loads(a);
-                   const Readiness r0 = ready<tma::T128x128k32>(), r1 = ready<tma::T128x64k32g2>();
-                   const bool loads[dmma::kTmaTileCount] = {r0.loads, r1.loads};
-                   std::string why;
-                   const int pick = dmma::tma_pick(a.M, a.N, a.K, dmma::current_target(), loads, operands, &why);
-                   ctx.notes()["dmma_tma_path"] = why;
-                   if (pick == 0)
-                     launch<tma::T128x128k32>(a, ctx, r0);
-                   else if (pick == 1)
-                     launch<tma::T128x64k32g2>(a, ctx, r1);
-                   else
-                     dmma::run_rule(a, ctx);
-                 }});
+                 .launch = run_rule});
 
-KS_GEMM_VARIANT({.info = {.name = "dmma_tma_128x128",
-                          .summary = "dmma_tma, 128x128x16 tiles, 6 stages",
-                          .min_cc = kTmaCc,
-                          .tuning = true},
-                 .launch = [](const GemmArgs& a, ExecContext& ctx) {
-                   run_or_fall_back<tma::T128x128>(a, ctx, "128x128x16");
-                 }});
-
-KS_GEMM_VARIANT({.info = {.name = "dmma_tma_128x128_k32",
-                          .summary = "dmma_tma, 128x128x32 tiles, 3 stages, stream-K last wave",
-                          .min_cc = kTmaCc,
-                          .tuning = true},
-                 .launch = [](const GemmArgs& a, ExecContext& ctx) {
-                   run_or_fall_back<tma::T128x128k32>(a, ctx, "128x128x32");
-                 }});
-
-KS_GEMM_VARIANT({.info = {.name = "dmma_tma_128x128_k32_whole",
-                          .summary = "dmma_tma, 128x128x32 tiles, whole tiles only (no stream-K)",
-                          .min_cc = kTmaCc,
-                          .tuning = true},
-                 .launch = [](const GemmArgs& a, ExecContext& ctx) {
-                   run_or_fall_back<tma::T128x128k32>(a, ctx, "128x128x32, whole tiles", false);
-                 }});
-
-KS_GEMM_VARIANT({.info = {.name = "dmma_tma_128x64_k32_2g",
-                          .summary = "dmma_tma, 128x64x32 tiles, 4 stages, two consumer warpgroups taking alternate "
-                                     "k-tiles, one block per SM",
-                          .min_cc = kTmaCc,
-                          .tuning = true},
-                 .launch = [](const GemmArgs& a, ExecContext& ctx) {
-                   run_or_fall_back<tma::T128x64k32g2>(a, ctx, "128x64x32, 2 k-groups");
-                 }});
-
-KS_GEMM_VARIANT({.info = {.name = "dmma_tma_128x64",
-                          .summary = "dmma_tma, 128x64x16 tiles, 4 stages, two blocks per SM",
-                          .min_cc = kTmaCc,
-                          .tuning = true},
-                 .launch = [](const GemmArgs& a, ExecContext& ctx) {
-                   run_or_fall_back<tma::T128x64>(a, ctx, "128x64x16");
-                 }});
+// Each TMA kernel on its own, for autotuning and testing: one per row of dmma::kTmaTiles, then dmma::kTmaExtras.
+KS_GEMM_VARIANTS([] {
+  std::vector<GemmVariant> out;
+  auto add = [&](int tile, const std::string& suffix, const char* name, const char* summary, bool shared) {
+    out.push_back({.info = {.name = std::string("dmma_tma_") + dmma::kTmaTiles[tile].variant + suffix,
+                            .summary = summary,
+                            .min_cc = kTmaCc,
+                            .tuning = true},
+                   .launch = [=](const GemmArgs& a, ExecContext& ctx) { run_or_fall_back(tile, a, ctx, name, shared); }});
+  };
+  for (int i = 0; i < dmma::kTmaTileCount; ++i) add(i, "", dmma::kTmaTiles[i].name, dmma::kTmaTiles[i].summary, true);
+  for (const dmma::TmaExtra& e : dmma::kTmaExtras) add(e.tile, e.suffix, e.name, e.summary, false);
+  return out;
+});
 
 }  // namespace ks::gemm

@@ -118,21 +118,47 @@ Target current_target();
 
 // ---- dmma_tma (gemm/08_dmma_tma.cu): the Hopper kernels' tiles as the rule sees them ----
 
-// The TMA kernels the rule chooses between, each one persistent block per SM, with its full-GPU rate relative to
-// the same reference as Shape::speed_wide.
+// The TMA kernels, in one table: the kernels' instantiations, the rule's candidates, the tuning variants (one per
+// row, dmma_tma_<variant>, then kTmaExtras) and the tests read it. Each runs a persistent grid; `speed` is its
+// full-GPU rate relative to the same reference as Shape::speed_wide, 0 for a kernel the rule does not pick:
 //   128 x 128 x 32: 1.05 (kbench on an H100: 0.982-0.988 of cuBLAS at 4096^3 against dmma 128x128x32's
 //     0.937-0.938, docs/gemm-notes.md).
 //   128 x 64 x 32, two k-groups (eight consumer warps, each group taking alternate stages of the same tile):
 //     1.00 (0.956 of the 128 x 128 kernel at 8192^3 in one run, where both fill the GPU: more TMA bytes per flop
 //     and an exchange per tile). It wins where 128 x 128 tiles are too few: 1024^3 is 128 of its tiles,
 //     one per SM, against 64 tiles split two ways with a partial each.
+//   128 x 128 x 16 (6 stages) and 128 x 64 x 16 (two blocks per SM): slower than the k32 kernels everywhere
+//     measured; kept as tuning variants.
 struct TmaTile {
   int bm, bn, bk;
-  double speed;
-  const char* name;  // as in the notes dmma_tma_path
+  int stages;
+  int min_blocks;       // resident blocks per SM the kernel is compiled for (1: one per SM)
+  int kgroups;          // consumer warp groups taking alternate stages of one tile
+  double speed;         // the rule's view; 0: the rule does not pick it
+  const char* name;     // as in the notes dmma_tma_path
+  const char* variant;  // its tuning variant: dmma_tma_<variant>
+  const char* summary;  // the tuning variant's
 };
-inline constexpr TmaTile kTmaTiles[] = {{128, 128, 32, 1.05, "128x128x32"}, {128, 64, 32, 1.00, "128x64x32, 2 k-groups"}};
+inline constexpr TmaTile kTmaTiles[] = {
+    {128, 128, 32, 3, 1, 1, 1.05, "128x128x32", "128x128_k32",
+     "dmma_tma, 128x128x32 tiles, 3 stages, stream-K last wave"},
+    {128, 64, 32, 4, 1, 2, 1.00, "128x64x32, 2 k-groups", "128x64_k32_2g",
+     "dmma_tma, 128x64x32 tiles, 4 stages, two consumer warpgroups taking alternate k-tiles, one block per SM"},
+    {128, 128, 16, 6, 1, 1, 0, "128x128x16", "128x128", "dmma_tma, 128x128x16 tiles, 6 stages"},
+    {128, 64, 16, 4, 2, 1, 0, "128x64x16", "128x64", "dmma_tma, 128x64x16 tiles, 4 stages, two blocks per SM"},
+};
 inline constexpr int kTmaTileCount = static_cast<int>(std::size(kTmaTiles));
+
+// Tuning variants besides one per TMA tile: a tile without stream-K (whole tiles only).
+struct TmaExtra {
+  const char* suffix;  // appended to the tile's variant name
+  int tile;
+  const char* name;    // as in the notes dmma_tma_path
+  const char* summary;
+};
+inline constexpr TmaExtra kTmaExtras[] = {
+    {"_whole", 0, "128x128x32, whole tiles", "dmma_tma, 128x128x32 tiles, whole tiles only (no stream-K)"},
+};
 
 // Its shared-memory layout (the kernel's header says why; a test checks every fragment load is conflict-free):
 // the shared-memory row (0..15 within a 16-deep step) holding the mma's k index t + 4 j, and the index in
@@ -144,7 +170,7 @@ constexpr int tma_swizzled(int r, int c) { return r * 16 + 2 * ((c / 2) ^ (r % 8
 inline constexpr const char* kTmaOperandsRefused =
     "lda or ldb odd, or A or B not 16-byte aligned (the TMA needs 16-byte strides)";
 
-// TMA tile `tile`'s score, as score() for dmma's shapes but over its schedule (gemm/stream_k.hpp, one block
+// TMA tile `tile`'s score (0 for a tile with no speed), as score() for dmma's shapes but over its schedule (gemm/stream_k.hpp, one block
 // per SM): speed x useful k-tiles / (SMs x the longest block's predicted k-tiles, stream_k::predicted_k_tiles);
 // without stream-K this is speed x the wave fill. 0 where it cannot run: `tma_ready` false (no sm_90a code for
 // this GPU, or the kernel does not load), or operands the TMA cannot describe (`tma_operands`: lda and ldb even,

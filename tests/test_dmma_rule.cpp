@@ -10,7 +10,9 @@
 #include <cstring>
 #include <map>
 #include <random>
+#include <iterator>
 #include <set>
+#include <string>
 #include <tuple>
 
 namespace ks::gemm {
@@ -50,6 +52,31 @@ TEST(DmmaShapes, TheTableIsConsistent) {
     EXPECT_NE(registry().find(dmma::variant_name(e.shape) + e.suffix), nullptr) << e.suffix;
   }
   EXPECT_FALSE(registry().find("dmma")->info.tuning);
+}
+
+TEST(DmmaTmaTiles, TheTableIsConsistent) {
+  std::set<std::string> names;
+  for (int i = 0; i < dmma::kTmaTileCount; ++i) {
+    const dmma::TmaTile& t = dmma::kTmaTiles[i];
+    EXPECT_EQ(t.bk % 16, 0) << t.name;
+    EXPECT_EQ(t.bm % 64, 0) << t.name;  // consumer warps hold 64 x 32 pieces of C
+    EXPECT_EQ(t.bn % 32, 0) << t.name;
+    EXPECT_GE(t.stages, t.kgroups) << t.name;  // each group takes alternate stages
+    EXPECT_TRUE(names.insert(t.variant).second) << t.variant;
+    // Every kernel runs alone as a tuning variant of that name.
+    const GemmVariant* v = registry().find(std::string("dmma_tma_") + t.variant);
+    ASSERT_NE(v, nullptr) << t.variant;
+    EXPECT_TRUE(v->info.tuning);
+    EXPECT_EQ(v->info.min_cc, 90);
+  }
+  // The rule's candidates come first: the kernels it picks from are the rows with a speed.
+  EXPECT_GT(dmma::kTmaTiles[0].speed, 0);
+  for (const dmma::TmaExtra& e : dmma::kTmaExtras) {
+    ASSERT_GE(e.tile, 0);
+    ASSERT_LT(e.tile, dmma::kTmaTileCount);
+    EXPECT_NE(registry().find(std::string("dmma_tma_") + dmma::kTmaTiles[e.tile].variant + e.suffix), nullptr) << e.suffix;
+  }
+  EXPECT_FALSE(registry().find("dmma_tma")->info.tuning);
 }
 
 TEST(DmmaRule, PicksTheBestScoringShapeElseSplitK) {
@@ -138,8 +165,9 @@ TEST(DmmaTmaLayout, EveryFragmentLoadIsConflictFree) {
 
 TEST(DmmaTmaRule, TmaWhereItScoresAboveDmmaAndCanRun) {
   const dmma::Target t = h100();
-  const bool both[dmma::kTmaTileCount] = {true, true}, first[dmma::kTmaTileCount] = {true, false},
-             none[dmma::kTmaTileCount] = {false, false};
+  // Every kernel loads; only the first loads; none does.
+  bool both[dmma::kTmaTileCount], first[dmma::kTmaTileCount] = {true}, none[dmma::kTmaTileCount] = {};
+  std::fill(std::begin(both), std::end(both), true);
   std::string why;
   for (int n : {2048, 3000, 4096, 8192}) {
     EXPECT_EQ(dmma::tma_pick(n, n, n, t, both, true, &why), 0) << n << ": " << why;
@@ -171,6 +199,11 @@ TEST(DmmaTmaRule, TmaWhereItScoresAboveDmmaAndCanRun) {
   EXPECT_NEAR(dmma::tma_score(4224, 4224, 96, t, true, true), dmma::kTmaTiles[0].speed * 1089.0 / (9 * 132), 1e-12);
   EXPECT_EQ(dmma::tma_score(4096, 4096, 4096, t, true, false), 0.0);
   EXPECT_EQ(dmma::tma_score(4096, 4096, 4096, t, true, false, 1), 0.0);
+  // A kernel without a speed is never the rule's: it scores 0 wherever it could run.
+  for (int i = 0; i < dmma::kTmaTileCount; ++i)
+    if (dmma::kTmaTiles[i].speed == 0) {
+      EXPECT_EQ(dmma::tma_score(8192, 8192, 8192, t, true, true, i), 0.0) << i;
+    }
 }
 
 

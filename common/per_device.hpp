@@ -1,0 +1,39 @@
+// A value read once per CUDA device and kept for the process: what a kernel's rule needs to know about the GPU
+// (SM count, resident blocks, whether a kernel's code loads there). get() returns the current device's, reading it
+// with `read(device)` the first time, under a lock (launches from several host threads share one reading).
+#pragma once
+
+#include "common/cuda_check.hpp"
+
+#include <cuda_runtime.h>
+
+#include <functional>
+#include <map>
+#include <mutex>
+#include <utility>
+
+namespace ks {
+
+template <class V>
+class PerDevice {
+ public:
+  explicit PerDevice(std::function<V(int device)> read) : read_(std::move(read)) {}
+  PerDevice(const PerDevice&) = delete;
+  PerDevice& operator=(const PerDevice&) = delete;
+
+  V get() {
+    int device = 0;
+    CUDA_CHECK(cudaGetDevice(&device));
+    std::lock_guard<std::mutex> lock(mutex_);
+    auto it = values_.find(device);
+    if (it == values_.end()) it = values_.emplace(device, read_(device)).first;
+    return it->second;
+  }
+
+ private:
+  std::function<V(int)> read_;
+  std::mutex mutex_;
+  std::map<int, V> values_;
+};
+
+}  // namespace ks
