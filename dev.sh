@@ -15,9 +15,10 @@ what=$1; shift
 case "$what" in bench|test) ;; *) usage ;; esac
 
 # Each Debian/Ubuntu package and the CMake config file that shows it is usable.
-# libbenchmark-tools: Google Benchmark's compare.py, which a test runs on kbench's results files.
+# libbenchmark-tools: Google Benchmark's compare.py, which a test runs on kbench's results files. libre2-dev has
+# no CMake config: its library shows it.
 packages=(libeigen3-dev:Eigen3Config.cmake libcli11-dev:CLI11Config.cmake libbenchmark-dev:benchmarkConfig.cmake
-          libgtest-dev:GTestConfig.cmake libbenchmark-tools:compare.py)
+          libgtest-dev:GTestConfig.cmake libbenchmark-tools:compare.py libre2-dev:libre2.so)
 
 # True when CMake will find the config file: under /usr, /usr/local or a CMAKE_PREFIX_PATH entry (packages
 # unpacked by hand, as on a GPU host without a registry, count).

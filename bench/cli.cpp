@@ -7,7 +7,6 @@
 #include <cstdio>
 #include <cstring>
 #include <iostream>
-#include <regex>
 #include <stdexcept>
 
 namespace ks::cli {
@@ -80,31 +79,6 @@ CLI::Validator positive_number(double max) {
         return used != s.size() || !(v > 0) || v > max ? want : std::string();
       },
       "NUMBER in (0, " + limit + "]");
-}
-
-void check_pattern(const std::string& pattern, const std::string& option) {
-  const std::string shown = pattern.size() > 40 ? pattern.substr(0, 40) + "..." : pattern;
-  if (pattern.size() > kMaxPatternLength)
-    throw std::invalid_argument(option + " pattern of " + std::to_string(pattern.size()) + " characters is too long (at most " +
-                                std::to_string(kMaxPatternLength) + ")");
-  int depth = 0, deepest = 0;
-  for (std::size_t i = 0; i < pattern.size(); ++i) {
-    if (pattern[i] == '\\') {
-      ++i;
-    } else if (pattern[i] == '(') {
-      deepest = std::max(deepest, ++depth);
-    } else if (pattern[i] == ')') {
-      --depth;
-    }
-  }
-  if (deepest > kMaxPatternNesting)
-    throw std::invalid_argument(option + " '" + shown + "' nests " + std::to_string(deepest) +
-                                " groups deep (at most " + std::to_string(kMaxPatternNesting) + ")");
-  try {
-    std::regex check(pattern);
-  } catch (const std::regex_error& e) {
-    throw std::invalid_argument(option + " '" + shown + "' is not a valid regular expression: " + e.what());
-  }
 }
 
 }  // namespace ks::cli

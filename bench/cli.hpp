@@ -34,12 +34,5 @@ std::string version_line(const char* program);
 CLI::Validator whole_number(long long min, long long max);
 CLI::Validator positive_number(double max);
 
-// A regular expression from the user (--variants, --filter): refused (std::invalid_argument naming `option`)
-// when longer than kMaxPatternLength characters or nested deeper than kMaxPatternNesting groups, since
-// std::regex compiles and matches recursively and a hostile pattern would exhaust the stack; and when it does
-// not compile.
-constexpr std::size_t kMaxPatternLength = 256;
-constexpr int kMaxPatternNesting = 16;
-void check_pattern(const std::string& pattern, const std::string& option);
 
 }  // namespace ks::cli

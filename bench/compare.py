@@ -36,37 +36,46 @@ def table(files):
         for row in results.rows:
             names[row.name] = True
     out = ["| row | " + " | ".join(labels) + " |", "|---" + "|---:" * len(labels) + "|"]
+    by_name = [{row.name: row for row in reversed(results.rows)} for _, results in files]  # first of a name wins
     for name in names:
         cells = []
-        for _, results in files:
-            row = next((r for r in results.rows if r.name == name), None)
+        for rows in by_name:
+            row = rows.get(name)
             cells.append(describe(row) if row else "")
         out.append(f"| {name} | " + " | ".join(cells) + " |")
     return "\n".join(out)
 
 
 def size_value(row):
-    """The x axis: n for reductions; (M N K)^(1/3), the side of the cube of equal work, for GEMM."""
-    if row.M is not None:
-        return (row.M * row.N * row.K) ** (1.0 / 3.0)
-    return float(row.n)
+    """The x axis: n for reductions; (M N K)^(1/3), the side of the cube of equal work, for GEMM; None when the row
+    has no size."""
+    if None not in (row.M, row.N, row.K):
+        return (float(row.M) * row.N * row.K) ** (1.0 / 3.0)
+    return float(row.n) if row.n is not None else None
 
 
 def figures(files):
-    """family figure -> series (variant, file label) -> [(x, rate)]; plus each reduction figure's ceilings."""
+    """family figure -> series (variant, file label, anchor) -> [(x, rate)]; rows without a size are left out."""
     out = OrderedDict()
     for label, results in files:
         for row in results.rows:
-            if not row.ok:
+            x = size_value(row)
+            if not row.ok or x is None or not x > 0:
                 continue
             if row.family == "gemm" and row.mode == "device":
                 fig = "gemm_device"
             elif row.family == "reduce":
-                fig = "reduce_" + row.dtype
+                fig = "reduce_" + (row.dtype or "unknown")
             else:
                 continue
-            out.setdefault(fig, OrderedDict()).setdefault((row.variant, label), []).append((size_value(row), row.rate))
+            series = (row.variant or "?", label, row.anchor)
+            out.setdefault(fig, OrderedDict()).setdefault(series, []).append((x, row.rate))
     return out
+
+
+def plain(text):
+    """Text from a file (a GPU or variant name) as matplotlib should draw it: a '$' starts no mathtext."""
+    return str(text).replace("$", r"\$")
 
 
 def plots(files, outdir):
@@ -84,20 +93,19 @@ def plots(files, outdir):
     for fig, series in figures(files).items():
         plt.figure(figsize=(12, 5.5))
         plt.gca().set_prop_cycle(color=plt.cm.tab20.colors)
-        for (variant, label), points in series.items():
+        for (variant, label, anchor), points in series.items():
             points.sort()
-            anchor = variant in ("cublas", "cub")
             plt.plot([p[0] for p in points], [p[1] for p in points], marker="o", linestyle="--" if anchor else "-",
-                     linewidth=2.5 if anchor else 1.2, label=f"{variant}, {label}" if len(files) > 1 else variant)
+                     linewidth=2.5 if anchor else 1.2, label=plain(f"{variant}, {label}" if len(files) > 1 else variant))
         if fig.startswith("reduce"):
             for label, results in files:
                 ceiling = results.ceiling("device_read_bandwidth_gbs")
                 if ceiling:
-                    plt.axhline(ceiling, linestyle=":", color="gray", label=f"measured read ceiling, {label}")
+                    plt.axhline(ceiling, linestyle=":", color="gray", label=plain(f"measured read ceiling, {label}"))
         plt.ylabel("TFLOP/s" if fig.startswith("gemm") else "GB/s")
         plt.xscale("log", base=2)
         plt.xlabel("(M N K)^(1/3), log scale" if fig.startswith("gemm") else "elements, log scale")
-        plt.title(fig.replace("_", " "))
+        plt.title(plain(fig.replace("_", " ")))
         plt.grid(alpha=0.3)
         plt.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))
         plt.tight_layout()

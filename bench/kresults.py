@@ -7,6 +7,9 @@ or a damaged file, raises ResultsError with one line for the user.
 """
 import json
 import math
+import os
+import re
+import stat
 import sys
 
 SCHEMA = "kbench-results"
@@ -15,6 +18,14 @@ RATE_UNITS = ("TFLOP/s", "GB/s", "Gpoints/s")
 TIME_UNITS_MS = {"ns": 1e-6, "us": 1e-3, "ms": 1.0, "s": 1e3}
 # Context keys of the earlier files that kbench alone wrote (Google Benchmark's own files have neither).
 LEGACY_MARKERS = ("binary_images", "cuda_architectures")
+
+# The largest results file read (kbench's default suite writes about 0.5 MB; 20000 rows about 30 MB).
+MAX_FILE_BYTES = 256 << 20
+# Counts, sizes and leading dimensions: whole numbers up to this (what a 64-bit index holds).
+MAX_INT_AXIS = (1 << 63) - 1
+INT_AXES = ("M", "N", "K", "lda", "ldb", "ldc", "n", "block")
+TEXT_AXES = ("family", "variant", "mode", "dtype", "op", "distribution", "group")
+_DIGITS = re.compile(r"[0-9]{1,19}")
 
 # What the upgraded earlier context keys are called in schema 2.
 LEGACY_CEILINGS = {
@@ -78,7 +89,7 @@ class Results:
                                    ctx.get("git_revision", "?"))
 
     def ceiling(self, name):
-        value = self.context.get("ceilings", {}).get(name)
+        value = self.context.get("ceilings", {}).get(name)  # checked finite numbers (_ceilings)
         return float(value) if value is not None else None
 
 
@@ -93,13 +104,28 @@ def _number(value, what, path):
 
 
 def _read_json(path):
+    """The document of a regular file of at most MAX_FILE_BYTES: a device (/dev/zero), a FIFO or a folder is
+    refused before it is opened, a larger file before it is read."""
     try:
-        with open(path, encoding="utf-8") as f:
-            text = f.read()
+        st = os.stat(path)
+    except OSError as e:
+        raise ResultsError(f"cannot read {path}: {e.strerror}") from None
+    if not stat.S_ISREG(st.st_mode):
+        raise ResultsError(f"{path}: not a regular file (a device, FIFO, socket or folder)")
+    if st.st_size > MAX_FILE_BYTES:
+        raise ResultsError(f"{path}: {st.st_size} bytes; a results file is at most {MAX_FILE_BYTES} bytes")
+    try:
+        with open(path, "rb") as f:
+            data = f.read(MAX_FILE_BYTES + 1)
+        if len(data) > MAX_FILE_BYTES:
+            raise ResultsError(f"{path}: more than {MAX_FILE_BYTES} bytes; a results file is at most that")
+        text = data.decode("utf-8")
     except (OSError, UnicodeDecodeError) as e:
         raise ResultsError(f"cannot read {path}: {e}") from None
     try:
         doc = json.loads(text, parse_constant=_reject_constant)
+    except RecursionError:
+        raise ResultsError(f"{path}: not a kbench results file (JSON nested too deeply)") from None
     except ValueError as e:
         raise ResultsError(f"{path}: not valid JSON ({e})") from None
     if not isinstance(doc, dict):
@@ -109,10 +135,23 @@ def _read_json(path):
     return doc
 
 
+def _checked_axes(fields, name, path):
+    """Axes of the types the schema gives them: whole numbers in range, text, or null."""
+    for k in INT_AXES:
+        v = fields.get(k)
+        if v is not None and (isinstance(v, bool) or not isinstance(v, int) or not 0 <= v <= MAX_INT_AXIS):
+            raise ResultsError(f"{path}: row {name}: {k} is not a whole number from 0 to 2^63-1")
+    for k in TEXT_AXES + ("status", "error", "rate_unit"):
+        if fields.get(k) is not None and not isinstance(fields[k], str):
+            raise ResultsError(f"{path}: row {name}: {k} is not text")
+    return fields
+
+
 def _row_v2(b, path):
     if not isinstance(b, dict) or not isinstance(b.get("name"), str):
         raise ResultsError(f"{path}: a row is not an object with a string 'name'")
     fields = {k: b[k] for k in Row.AXES + ("anchor", "status", "error", "rate_unit", "throttled") if k in b}
+    _checked_axes(fields, b["name"], path)
     extra_keys = set(b) - set(Row.AXES) - {"name", "anchor", "status", "error", "real_time", "time_unit", "median_ms",
                                            "min_ms", "max_ms", "stddev_ms", "noise", "noise_met", "repetitions",
                                            "batch", "graph", "blocked", "l2", "rate", "rate_unit", "vs_anchor", "of_ceiling",
@@ -131,18 +170,25 @@ def _row_v2(b, path):
     return Row(b["name"], **fields)
 
 
-def _legacy_axes(name):
+def _whole(text, name, path):
+    """A size in a row's name: ASCII digits only (not '²'), at most 19 of them."""
+    if not _DIGITS.fullmatch(text):
+        raise ResultsError(f"{path}: row {name[:80]}: size {text[:20]!r} is not a whole number of at most 19 digits")
+    return int(text)
+
+
+def _legacy_axes(name, path):
     """Axes of an earlier kbench row from its name: family/variant/mode-or-type/size."""
     parts = name.split("/")
     axes = {"family": parts[0], "variant": parts[1] if len(parts) > 1 else None}
     last = parts[-1]
     if last.startswith("n="):
-        axes["n"] = int(last[2:])
+        axes["n"] = _whole(last[2:], name, path)
         if len(parts) >= 4:
             axes["dtype"] = parts[2]
         axes["group"] = "/".join(["integral" if parts[0] == "integral" else "reduce", axes.get("dtype", "double"), last])
     elif last.count("x") == 2 and last.replace("x", "").isdigit():
-        axes["M"], axes["N"], axes["K"] = (int(d) for d in last.split("x"))
+        axes["M"], axes["N"], axes["K"] = (_whole(d, name, path) for d in last.split("x"))
         axes["mode"] = parts[2] if parts[0] == "gemm" and len(parts) == 4 else "device"
         axes["group"] = "gemm/{}/{}".format(axes["mode"], last)
     return axes
@@ -152,7 +198,7 @@ def _row_legacy(b, path):
     if not isinstance(b, dict) or not isinstance(b.get("name"), str):
         raise ResultsError(f"{path}: a row is not an object with a string 'name'")
     name = b["name"].split("/iterations:")[0]
-    fields = _legacy_axes(name)
+    fields = _legacy_axes(name, path)
     fields["anchor"] = fields.get("variant") in ("cublas", "cub")
     error = b.get("error_message") or b.get("skip_message") or ""
     if error:
@@ -173,20 +219,47 @@ def _row_legacy(b, path):
     return Row(name, **fields)
 
 
-def _legacy_context(ctx):
+def _legacy_context(ctx, path):
     out = dict(ctx)
-    out["ceilings"] = {new: ctx[old] for old, new in LEGACY_CEILINGS.items() if old in ctx}
+    out["ceilings"] = _ceilings({new: ctx[old] for old, new in LEGACY_CEILINGS.items() if old in ctx}, path, text=True)
+    for key in ("gpu_name", "cuda_architectures", "git_revision"):
+        if key in out:
+            out[key] = _text(out[key])
     return out
 
 
-def _context_v2(ctx):
+def _ceilings(ceilings, path, text=False):
+    """The measured ceilings: finite non-negative numbers by name (`text`: the earlier files wrote them as text)."""
+    if ceilings is None:
+        return {}
+    if not isinstance(ceilings, dict):
+        raise ResultsError(f"{path}: context.ceilings is not an object")
+    out = {}
+    for name, value in ceilings.items():
+        if text and isinstance(value, str):
+            try:
+                value = float(value)
+            except ValueError:
+                raise ResultsError(f"{path}: context {name} is not a number") from None
+        v = _number(value, f"context.ceilings.{name}", path)
+        if v < 0:
+            raise ResultsError(f"{path}: context.ceilings.{name} is negative")
+        out[name] = v
+    return out
+
+
+def _text(value):
+    return value if isinstance(value, str) else "?"
+
+
+def _context_v2(ctx, path):
     gpu = ctx.get("gpu", {}) if isinstance(ctx.get("gpu"), dict) else {}
     binary = ctx.get("binary", {}) if isinstance(ctx.get("binary"), dict) else {}
     out = dict(ctx)
-    out.update(gpu_name=gpu.get("name", "?"), gpu_compute_capability=gpu.get("compute_capability", "?"),
-               cuda_architectures=binary.get("cuda_architectures", "?"))
-    if not isinstance(out.get("ceilings"), dict):
-        out["ceilings"] = {}
+    out.update(gpu_name=_text(gpu.get("name", "?")), gpu_compute_capability=_text(gpu.get("compute_capability", "?")),
+               cuda_architectures=_text(binary.get("cuda_architectures", "?")),
+               git_revision=_text(ctx.get("git_revision", "?")))
+    out["ceilings"] = _ceilings(ctx.get("ceilings"), path)
     return out
 
 
@@ -194,12 +267,16 @@ def load(path):
     doc = _read_json(path)
     ctx = doc["context"]
     if doc.get("schema") == SCHEMA:
-        if doc.get("schema_version") != SCHEMA_VERSION:
-            raise ResultsError(f"{path}: schema version {doc.get('schema_version')!r}; this reader knows {SCHEMA_VERSION}")
-        return Results(path, _context_v2(ctx), [_row_v2(b, path) for b in doc["benchmarks"]])
+        version = doc.get("schema_version")
+        if isinstance(version, bool) or not isinstance(version, int):
+            raise ResultsError(f"{path}: schema_version {version!r} is not a whole number (this reader knows "
+                               f"{SCHEMA_VERSION})")
+        if version != SCHEMA_VERSION:
+            raise ResultsError(f"{path}: schema version {version}; this reader knows {SCHEMA_VERSION}")
+        return Results(path, _context_v2(ctx, path), [_row_v2(b, path) for b in doc["benchmarks"]])
     if "schema" in doc or not all(k in ctx for k in ("git_revision",)) or not any(k in ctx for k in LEGACY_MARKERS):
         raise ResultsError(f"{path}: not a kbench results file (written by another program?)")
-    return Results(path, _legacy_context(ctx), [_row_legacy(b, path) for b in doc["benchmarks"]])
+    return Results(path, _legacy_context(ctx, path), [_row_legacy(b, path) for b in doc["benchmarks"]])
 
 
 def run_tool(main, argv):

@@ -1,12 +1,14 @@
 #include "bench/resources.hpp"
 
+#include "bench/pattern.hpp"
+
 #include <cxxabi.h>
 
 #include <algorithm>
 #include <cstdlib>
 #include <limits>
 #include <memory>
-#include <regex>
+#include <stdexcept>
 #include <sstream>
 
 namespace ks::bench {
@@ -19,10 +21,28 @@ std::string demangle(const std::string& mangled) {
   return status == 0 && out ? std::string(out.get()) : mangled;
 }
 
-int field(const std::string& line, const std::string& key) {
-  const std::regex re("\\b" + key + ":([0-9]+)");
-  std::smatch m;
-  return std::regex_search(line, m, re) ? std::stoi(m[1]) : 0;
+// A number in cuobjdump's output, refused beyond `max` (no real kernel comes near: 255 registers, 228 KiB of
+// shared memory, sm_1xx) so that nothing downstream overflows.
+int bounded(const std::string& digits, int max, const std::string& what, const std::string& line) {
+  long long v = 0;
+  for (char c : digits) {
+    v = v * 10 + (c - '0');
+    if (v > max) break;
+  }
+  if (digits.empty() || v > max)
+    throw std::invalid_argument("cuobjdump output: " + what + " '" + digits.substr(0, 20) + "' is out of range (at most " +
+                                std::to_string(max) + ") in line '" + line.substr(0, 80) + "'");
+  return static_cast<int>(v);
+}
+
+constexpr int kMaxBytes = 1 << 30, kMaxRegisters = 1 << 16, kMaxArch = 1000;
+// Lines longer than this are not cuobjdump's resource lines (a demangled name can be long; this is far beyond).
+constexpr std::size_t kMaxLine = 1 << 20;
+
+// The number after `key:` in a resource line (REG:24 STACK:0 SHARED:1024 LOCAL:0 ...), 0 where it is absent.
+int field(const std::string& line, const Pattern& key, const char* what, int max) {
+  std::string digits;
+  return key.first_group(line, digits) ? bounded(digits, max, what, line) : 0;
 }
 
 }  // namespace
@@ -34,24 +54,28 @@ std::vector<KernelResources> parse_resource_usage(const std::string& dump) {
   int arch = 0;
   bool elf = false;
   KernelResources* pending = nullptr;
-  const std::regex arch_re("^arch = sm_([0-9]+)[af]?");
-  const std::regex function_re("^\\s*Function ([^:]+):");
-  std::smatch m;
+  static const Pattern arch_re("^arch = sm_([0-9]+)[af]?", "arch"), function_re("^\\s*Function ([^:]+):", "Function"),
+      reg_re("\\bREG:([0-9]+)", "REG"), stack_re("\\bSTACK:([0-9]+)", "STACK"),
+      shared_re("\\bSHARED:([0-9]+)", "SHARED"), local_re("\\bLOCAL:([0-9]+)", "LOCAL");
+  std::string m;
   while (std::getline(in, line)) {
+    if (line.size() > kMaxLine)
+      throw std::invalid_argument("cuobjdump output: a line of " + std::to_string(line.size()) +
+                                  " characters (at most " + std::to_string(kMaxLine) + ")");
     if (line.rfind("Fatbin elf code", 0) == 0) elf = true;
     else if (line.rfind("Fatbin ptx code", 0) == 0) elf = false;
-    if (std::regex_search(line, m, arch_re)) {
-      arch = std::stoi(m[1]);
+    if (arch_re.first_group(line, m)) {
+      arch = bounded(m, kMaxArch, "arch", line);
     } else if (line.rfind("identifier = ", 0) == 0) {
       source = line.substr(line.find_last_of('/') == std::string::npos ? 13 : line.find_last_of('/') + 1);
-    } else if (elf && std::regex_search(line, m, function_re)) {
-      out.push_back({arch, source, m[1], demangle(m[1])});
+    } else if (elf && function_re.first_group(line, m)) {
+      out.push_back({arch, source, m, demangle(m)});
       pending = &out.back();
     } else if (pending && line.find("REG:") != std::string::npos) {
-      pending->registers = field(line, "REG");
-      pending->stack = field(line, "STACK");
-      pending->shared = field(line, "SHARED");
-      pending->local = field(line, "LOCAL");
+      pending->registers = field(line, reg_re, "REG", kMaxRegisters);
+      pending->stack = field(line, stack_re, "STACK", kMaxBytes);
+      pending->shared = field(line, shared_re, "SHARED", kMaxBytes);
+      pending->local = field(line, local_re, "LOCAL", kMaxBytes);
       pending = nullptr;
     }
   }

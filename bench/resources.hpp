@@ -19,7 +19,8 @@ struct KernelResources {
   int local = 0;         // bytes per thread (spills and local arrays)
 };
 
-// Parses cuobjdump's resource-usage dump (ELF sections only; PTX sections carry none).
+// Parses cuobjdump's resource-usage dump (ELF sections only; PTX sections carry none). Its output is input like
+// any other: a number out of range or a line longer than 1 MiB is a std::invalid_argument naming it.
 std::vector<KernelResources> parse_resource_usage(const std::string& dump);
 
 // What bounds the number of resident blocks on one SM of an architecture (CUDA Programming Guide, "Compute

@@ -46,6 +46,30 @@ if(KS_BUILD_TESTS)
              FETCH_CACHE_ARGS INSTALL_GTEST=OFF BUILD_GMOCK=OFF)
 endif()
 
+# RE2 (libre2-dev): every pattern from the user and every match over a tool's output (bench/pattern.hpp), in time
+# linear in the text. Debian's package has no CMake config: its header and library are looked up directly (where
+# CMAKE_PREFIX_PATH points, too).
+find_package(re2 CONFIG QUIET)
+if(NOT TARGET re2::re2)
+  find_path(KS_RE2_INCLUDE_DIR re2/re2.h)
+  find_library(KS_RE2_LIBRARY re2)
+  if(KS_RE2_INCLUDE_DIR AND KS_RE2_LIBRARY)
+    add_library(re2::re2 UNKNOWN IMPORTED)
+    set_target_properties(re2::re2 PROPERTIES IMPORTED_LOCATION "${KS_RE2_LIBRARY}"
+                                              INTERFACE_INCLUDE_DIRECTORIES "${KS_RE2_INCLUDE_DIR}")
+    message(STATUS "RE2: found ${KS_RE2_LIBRARY}")
+  elseif(KS_FETCH_MISSING)
+    message(STATUS "RE2: not found; downloading https://github.com/google/re2.git @ 2022-06-01 "
+                   "(install libre2-dev to avoid this)")
+    set(RE2_BUILD_TESTING OFF CACHE INTERNAL "")
+    FetchContent_Declare(re2 GIT_REPOSITORY https://github.com/google/re2.git GIT_TAG 2022-06-01 GIT_SHALLOW TRUE)
+    FetchContent_MakeAvailable(re2)
+  else()
+    message(FATAL_ERROR "RE2 was not found. Install it (Debian/Ubuntu: sudo apt-get install libre2-dev), or "
+                        "configure with -DKS_FETCH_MISSING=ON to download 2022-06-01.")
+  endif()
+endif()
+
 # Namespaced aliases where a fetched build exports plain names.
 if(TARGET Eigen3::Eigen)
 elseif(TARGET eigen)

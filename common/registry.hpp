@@ -8,7 +8,6 @@
 
 #include <algorithm>
 #include <map>
-#include <regex>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -90,12 +89,12 @@ class Registry {
     return out;
   }
 
-  // Variants whose name matches `pattern` as a whole (std::regex ECMAScript; bound it first: see bench/cli).
-  std::vector<const Variant*> matching(const std::string& pattern) const {
-    const std::regex re(pattern);
+  // Variants whose name `match` accepts, in ladder order (kbench matches user patterns with RE2: bench/pattern.hpp).
+  template <class Match>
+  std::vector<const Variant*> matching(Match&& match) const {
     std::vector<const Variant*> out;
     for (const Variant* v : all())
-      if (std::regex_match(v->info.name, re)) out.push_back(v);
+      if (match(v->info.name)) out.push_back(v);
     return out;
   }
 

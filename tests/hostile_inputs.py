@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """Hostile input to every program of the suite: each case must end with its exact exit code (2 bad input,
-1 runtime failure such as a write error), explain itself in one line on stderr (CLI11 may add "Run with --help
+1 runtime failure such as a write error) within its time, explain itself in one line on stderr (nothing for
+the cases that must succeed; CLI11 may add "Run with --help
 for usage."), never show a Python traceback, and never run a command smuggled into an argument. None of the
 cases needs a GPU: input is checked before a device is opened. Prints the table of cases and outcomes.
 
@@ -10,6 +11,7 @@ import json
 import os
 import subprocess
 import sys
+import time
 
 
 def write(path, text):
@@ -38,19 +40,71 @@ def files(work):
     f["existing_file"] = write(f"{work}/not_a_folder", "x")
     os.makedirs(f"{work}/a_folder", exist_ok=True)
     f["folder"] = f"{work}/a_folder"
+    f["deep"] = write(f"{work}/deep.json", "[" * 100000 + "]" * 100000)
+    fifo = f"{work}/fifo.json"
+    if not os.path.exists(fifo):
+        os.mkfifo(fifo)
+    f["fifo"] = fifo
+    sparse = f"{work}/sparse.json"
+    with open(sparse, "w") as s:
+        s.truncate(2 << 30)  # 2 GiB of holes: no disk used
+    f["sparse"] = sparse
+    for key, size in (("n_abc", "n=abc"), ("n_digits", "n=" + "9" * 5000), ("superscript", "\u00b2x2x2")):
+        row = dict(ok_legacy["benchmarks"][0], name=f"reduce/fast/double/{size}/iterations:1/manual_time")
+        f["legacy_" + key] = write(f"{work}/legacy_{key}.json", json.dumps(dict(ok_legacy, benchmarks=[row])))
+    v2_row = {"name": "gemm/v/device/64x64x64", "family": "gemm", "variant": "v", "mode": "device", "M": 64,
+              "N": 64, "K": 64, "status": "ok", "median_ms": 1.0, "rate": 1.0, "rate_unit": "TFLOP/s"}
+    v2 = {"schema": "kbench-results", "schema_version": 2,
+          "context": {"git_revision": "x", "gpu": {"name": "G"}, "ceilings": {"fp64_fma_tflops": 60.0}},
+          "benchmarks": [v2_row]}
+    def v2_file(key, doc):
+        f[key] = write(f"{work}/{key}.json", json.dumps(doc).replace('"INF"', "1e999"))
+    v2_file("v2_good", v2)
+    v2_file("ceiling_text", dict(v2, context=dict(v2["context"], ceilings={"fp64_fma_tflops": "abc"})))
+    v2_file("ceiling_list", dict(v2, context=dict(v2["context"], ceilings={"fp64_fma_tflops": [1]})))
+    v2_file("ceiling_inf", dict(v2, context=dict(v2["context"], ceilings={"fp64_fma_tflops": "INF"})))
+    v2_file("version_text", dict(v2, schema_version="2"))
+    reduce_row = dict(v2_row, name="reduce/v/null/n=1024", family="reduce", dtype=None, n=1024, rate_unit="GB/s")
+    for k in ("M", "N", "K", "mode"):
+        del reduce_row[k]
+    v2_file("dtype_null", dict(v2, benchmarks=[reduce_row]))
+    v2_file("rows_20000", dict(v2, benchmarks=[dict(v2_row, name=f"gemm/v{i}/device/64x64x64", variant=f"v{i}")
+                                               for i in range(20000)]))
+    v2_file("m_text", dict(v2, benchmarks=[dict(v2_row, M="big")]))
+    v2_file("m_huge", dict(v2, benchmarks=[dict(v2_row, M=10 ** 400)]))
+    v2_file("mathtext", dict(v2, benchmarks=[dict(v2_row, variant="$\\frac$")], context=dict(
+        v2["context"], gpu={"name": "$\\frac{1}$"})))
     return f
+
+
+def fake_cuobjdumps(work):
+    """Stand-ins for cuobjdump whose resource dumps are damaged: its output is input like any other."""
+    def dump(name, function="_ZN2ks4gemm6kernelEv", arch="90", reg="40", shared="0"):
+        path = f"{work}/cuobjdump-{name}"
+        write(path, "#!/bin/sh\ncat <<'DUMP'\nFatbin elf code:\n================\n"
+                    f"arch = sm_{arch}\nidentifier = /src/gemm/x.cu\n\nResource usage:\n Function {function}:\n"
+                    f"  REG:{reg} STACK:0 SHARED:{shared} LOCAL:0\nDUMP\n")
+        os.chmod(path, 0o755)
+        return path
+    return {"ok": dump("ok"), "long": dump("long", function="_ZN2ks4gemm" + "x" * 60000 + "Ev"),
+            "reg": dump("reg", reg="99999999999"), "arch": dump("arch", arch="99999999999"),
+            "shared": dump("shared", shared="2147483000")}
 
 
 def cases(kbench, check_cc, python, src, work):
     f = files(work)
+    fake = fake_cuobjdumps(work)
     compare = [python, f"{src}/bench/compare.py"]
     summarize = [python, f"{src}/bench/summarize.py"]
     long_pattern = "a" * 100000
     deep = "(" * 20 + "a" + ")" * 20
     pwned = f"{work}/pwned"
     inject = f"x'; touch {pwned}; echo '"
-    C = []  # (what, argv, env, expected exit)
-    add = lambda what, argv, code, env=None, stdout=None: C.append((what, argv, env or {}, code, stdout))
+    C = []  # (what, argv, env, expected exit, stdout, at most this many seconds)
+    add = lambda what, argv, code, env=None, stdout=None, seconds=60, stderr_lines=1: C.append(
+        (what, argv, env or {}, code, stdout, seconds, stderr_lines))
+    explode = "(.*)*z"  # exponential in a backtracking engine: std::regex never finished it over the row names
+    explode_none = "(.*)*Q"  # the same, matching no row name (they hold no Q)
     add("unknown flag", [kbench, "run", "--bogus"], 2)
     add("unknown suite", [kbench, "run", "--suite", "fft"], 2)
     add("variants matching nothing", [kbench, "run", "--variants", "nope"], 2)
@@ -91,6 +145,11 @@ def cases(kbench, check_cc, python, src, work):
     add("KS_SEED=-1", [kbench, "run"], 2, {"KS_SEED": "-1"})
     add("KS_SEED=2^64", [kbench, "run"], 2, {"KS_SEED": "18446744073709551616"})
     add("KS_BENCH_FAULT=(", [kbench, "run"], 2, {"KS_BENCH_FAULT": "("})
+    add("--variants (.*)*z", [kbench, "run", "--variants", explode], 2, seconds=5)
+    add("--variants (.*)*z --suite reduce", [kbench, "run", "--suite", "reduce", "--variants", explode], 2, seconds=5)
+    add("--benchmark_filter=(.*)*Q --benchmark_list_tests",
+        [kbench, "run", f"--benchmark_filter={explode_none}", "--benchmark_list_tests"], 2, seconds=5)
+    add("--variants with a backreference", [kbench, "run", "--variants", "(a)\\1"], 2)
     add("no subcommand", [kbench], 2)
     add("autotune --sizes 0", [kbench, "autotune", "--sizes", "0"], 2)
     add("autotune --variants", [kbench, "autotune", "--variants", "naive"], 2)
@@ -100,6 +159,13 @@ def cases(kbench, check_cc, python, src, work):
     add("resources --threads 0", [kbench, "resources", "--threads", "0"], 2)
     add("missing --cuobjdump", [kbench, "resources", "--cuobjdump", "/nonexistent/cuobjdump"], 2)
     add("shell injection in --cuobjdump", [kbench, "resources", "--cuobjdump", inject], 2)
+    add("resources --filter (.*)*z", [kbench, "resources", "--filter", explode, "--cuobjdump", fake["ok"]], 0,
+        seconds=5, stderr_lines=0)
+    add("cuobjdump: a 60 KB kernel name", [kbench, "resources", "--filter", explode, "--cuobjdump", fake["long"]], 0,
+        seconds=5, stderr_lines=0)
+    add("cuobjdump: REG:99999999999", [kbench, "resources", "--cuobjdump", fake["reg"]], 2)
+    add("cuobjdump: arch = sm_99999999999", [kbench, "resources", "--cuobjdump", fake["arch"]], 2)
+    add("cuobjdump: SHARED:2147483000", [kbench, "resources", "--cuobjdump", fake["shared"]], 2)
     plan = [kbench, "pipeline", "--h2d", "55", "--tflops", "60", "--sizes"]
     add("pipeline without --h2d", [kbench, "pipeline", "--sizes", "8192", "--tflops", "60"], 2)
     add("pipeline --tflops 0", [kbench, "pipeline", "--sizes", "8192", "--h2d", "55", "--tflops", "0"], 2)
@@ -119,6 +185,27 @@ def cases(kbench, check_cc, python, src, work):
     add("compare a truncated file", compare + [f["truncated"]], 2)
     add("compare --plots onto a file", compare + [f["good"], "--plots", f["existing_file"]], 2)
     add("compare with no file", compare, 2)
+    add("compare /dev/zero", compare + ["/dev/zero"], 2, seconds=10)
+    add("compare a FIFO", compare + [f["fifo"]], 2, seconds=10)
+    add("compare a 2 GiB sparse file", compare + [f["sparse"]], 2, seconds=10)
+    add("compare JSON nested 100000 deep", compare + [f["deep"]], 2)
+    add("compare two files of 20000 rows (linear, not quadratic)", compare + [f["rows_20000"], f["rows_20000"]], 0,
+        seconds=4, stderr_lines=0, stdout="devnull")
+    add("compare a legacy row n=abc", compare + [f["legacy_n_abc"]], 2)
+    add("summarize a legacy row n=<5000 digits>", summarize + [f["legacy_n_digits"]], 2)
+    add("compare a legacy row 2x2x2 with a superscript 2", compare + [f["legacy_superscript"]], 2)
+    add("summarize a ceiling 'abc'", summarize + [f["ceiling_text"]], 2)
+    add("summarize a ceiling that is a list", summarize + [f["ceiling_list"]], 2)
+    add("summarize a ceiling of 1e999", summarize + [f["ceiling_inf"]], 2)
+    add("summarize schema_version '2' (text)", summarize + [f["version_text"]], 2)
+    add("compare --plots, a row whose dtype is null", compare + [f["dtype_null"], "--plots", f"{work}/plots"], 0,
+        stderr_lines=None)
+    add("compare --plots, M 'big'", compare + [f["m_text"], "--plots", f"{work}/plots"], 2)
+    add("compare --plots, M 10^400", compare + [f["m_huge"], "--plots", f"{work}/plots"], 2)
+    add("compare --plots, mathtext in the GPU and variant names", compare + [f["mathtext"], "--plots", f"{work}/plots"],
+        0, stderr_lines=None)
+    add("KS_PYTHON=/bin/false kbench compare", [kbench, "compare", f["v2_good"]], 2, {"KS_PYTHON": "/bin/false"})
+    add("KS_PYTHON missing", [kbench, "compare", f["v2_good"]], 2, {"KS_PYTHON": f"{work}/no-such-python"})
     add("summarize with no argument", summarize, 2)
     add("summarize a truncated file", summarize + [f["truncated"]], 2)
     add("summarize another tool's file", summarize + [f["foreign"]], 2)
@@ -133,11 +220,13 @@ def cases(kbench, check_cc, python, src, work):
     return C, pwned
 
 
-def run_case(argv, env, stdout):
+def run_case(argv, env, stdout, seconds):
     full_env = dict(os.environ, **env)
     read_end = None
     if stdout == "/dev/full":
         out = open("/dev/full", "w")
+    elif stdout == "devnull":
+        out = subprocess.DEVNULL
     elif stdout == "closed-pipe":
         read_end, write_end = os.pipe()
         os.close(read_end)
@@ -145,14 +234,19 @@ def run_case(argv, env, stdout):
     else:
         out = subprocess.PIPE
     try:
-        r = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.PIPE, env=full_env,
-                           timeout=120, text=True, errors="replace")
+        start = time.monotonic()
+        try:
+            r = subprocess.run(argv, stdin=subprocess.DEVNULL, stdout=out, stderr=subprocess.PIPE, env=full_env,
+                               timeout=seconds, text=True, errors="replace")
+        except subprocess.TimeoutExpired:
+            return None, f"did not finish in {seconds} s", seconds
+        took = time.monotonic() - start
     finally:
         if stdout == "/dev/full":
             out.close()
         elif stdout == "closed-pipe":
             os.close(out)
-    return r.returncode, r.stderr
+    return r.returncode, r.stderr, took
 
 
 def main(argv):
@@ -165,15 +259,17 @@ def main(argv):
         os.remove(pwned)
     failed = 0
     print(f"{len(all_cases)} hostile inputs\n\n| input | exit | message |\n|---|---:|---|")
-    for what, args, env, code, stdout in all_cases:
-        rc, err = run_case(args, env, stdout)
+    for what, args, env, code, stdout, seconds, stderr_lines in all_cases:
+        rc, err, took = run_case(args, env, stdout, seconds)
         lines = [l for l in err.splitlines() if l.strip() and l != "Run with --help for usage."]
         message = lines[0] if lines else ""
         problems = []
         if rc != code:
             problems.append(f"exit {rc}, want {code}")
-        if len(lines) != 1:
-            problems.append(f"{len(lines)} lines on stderr, want 1")
+        if rc is None:
+            problems.append(err)
+        elif stderr_lines is not None and len(lines) != stderr_lines:
+            problems.append(f"{len(lines)} lines on stderr, want {stderr_lines}")
         if "Traceback" in err:
             problems.append("a Python traceback")
         shown = message if len(message) < 160 else message[:157] + "..."

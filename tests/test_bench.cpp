@@ -4,6 +4,7 @@
 #include "bench/kbench/plan.hpp"
 #include "bench/kbench/results.hpp"
 #include "bench/parse.hpp"
+#include "bench/pattern.hpp"
 #include "bench/kbench/table.hpp"
 #include "bench/resources.hpp"
 
@@ -16,6 +17,8 @@
 #include <sstream>
 #include <stdexcept>
 #include <thread>
+#include <tuple>
+#include <vector>
 
 namespace ks::bench {
 namespace {
@@ -173,13 +176,45 @@ TEST(ResultsFile, RefusesFoldersAndMissingFoldersAndLeavesNothingUncommitted) {
   EXPECT_TRUE(std::filesystem::is_empty(dir));  // no result, no temporary file
 }
 
-TEST(CliChecks, PatternsAreBoundedBeforeStdRegexSeesThem) {
-  EXPECT_NO_THROW(cli::check_pattern("dmma_.*|cublas", "--variants"));
-  EXPECT_THROW(cli::check_pattern(std::string(100000, 'a'), "--variants"), std::invalid_argument);
-  EXPECT_THROW(cli::check_pattern(std::string(20, '(') + "a" + std::string(20, ')'), "--variants"),
-               std::invalid_argument);
-  EXPECT_NO_THROW(cli::check_pattern("\\(\\(\\(\\(\\(\\(\\(\\(\\(\\(\\(\\(\\(\\(\\(\\(\\(\\(", "--variants"));  // escaped: no groups
-  EXPECT_THROW(cli::check_pattern("(", "--variants"), std::invalid_argument);
+TEST(Pattern, RefusesWhatDoesNotCompileOrIsTooLong) {
+  EXPECT_NO_THROW(Pattern("dmma_.*|cublas", "--variants"));
+  EXPECT_THROW(Pattern(std::string(100000, 'a'), "--variants"), std::invalid_argument);
+  EXPECT_THROW(Pattern("(", "--variants"), std::invalid_argument);
+  EXPECT_THROW(Pattern("(a)\\1", "--variants"), std::invalid_argument);  // no backreferences in RE2
+  try {
+    Pattern("(", "--filter");
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("--filter '(' is not a valid regular expression"), std::string::npos) << e.what();
+  }
+  const Pattern p("dmma(_tma)?", "--variants");
+  EXPECT_TRUE(p.matches_whole("dmma_tma"));
+  EXPECT_FALSE(p.matches_whole("dmma_tma_128x64"));
+  EXPECT_TRUE(p.found_in("gemm/dmma_tma_128x64/device"));
+  std::string group;
+  EXPECT_TRUE(Pattern("sm_([0-9]+)", "x").first_group("arch = sm_90a", group));
+  EXPECT_EQ(group, "90");
+  EXPECT_EQ(Pattern("ks::[a-z_]+::", "x").replaced("ks::gemm::f(ks::dmma::T)", ""), "f(T)");
+}
+
+// Patterns that take exponential time in a backtracking engine (std::regex never finished the first over
+// kbench's row names), each over texts of 20 to 100000 characters: every match in well under a second.
+TEST(Pattern, LinearTimeOnPatternsThatExplodeInBacktrackingEngines) {
+  const std::vector<std::string> patterns = {"(.*)*z", "(a+)+$", "(a|aa)+b", "(a*)*b", "(x+x+)+y", "((a+)+)+c",
+                                             "(.*a){20}", "^(a?){30}a{30}$"};
+  const std::vector<std::string> texts = {std::string(20, 'a'), std::string(5000, 'a') + "!",
+                                          std::string(100000, 'a'), std::string(30, 'a')};
+  for (const std::string& pat : patterns) {
+    const Pattern p(pat, "--variants");
+    const auto t0 = std::chrono::steady_clock::now();
+    for (const std::string& t : texts) {
+      (void)p.matches_whole(t);
+      (void)p.found_in(t);
+    }
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    EXPECT_LT(s, 1.0) << pat;
+  }
+  EXPECT_TRUE(Pattern("^(a?){30}a{30}$", "x").matches_whole(std::string(30, 'a')));
+  EXPECT_FALSE(Pattern("(.*)*z", "x").found_in(std::string(100000, 'a')));
 }
 
 TEST(CliChecks, NumbersSayWhatIsAccepted) {
@@ -295,6 +330,34 @@ TEST(Resources, ParsesElfSectionsPerArchitecture) {
   EXPECT_EQ(k[1].stack, 16);
   EXPECT_EQ(k[1].shared, 25600);
   EXPECT_EQ(k[1].local, 8);
+}
+
+// cuobjdump's output is input: numbers beyond any GPU's and absurd lines are refused with a message, a long name
+// (50 KB, which std::regex's recursion did not survive) is read.
+TEST(Resources, RefusesOutOfRangeNumbersAndReadsLongLines) {
+  auto with = [](const std::string& from, const std::string& to) {
+    std::string d = kDump;
+    d.replace(d.find(from), from.size(), to);
+    return d;
+  };
+  for (const auto& [from, to, says] : std::vector<std::tuple<std::string, std::string, std::string>>{
+           {"REG:126", "REG:99999999999", "REG '99999999999' is out of range"},
+           {"arch = sm_90", "arch = sm_99999999999", "arch '99999999999' is out of range"},
+           {"SHARED:25600", "SHARED:2147483000", "SHARED '2147483000' is out of range"},
+           {"LOCAL:8", "LOCAL:99999999999999999999999999", "LOCAL '99999999999999999999' is out of range"}}) {
+    try {
+      parse_resource_usage(with(from, to));
+      ADD_FAILURE() << to << " was accepted";
+    } catch (const std::invalid_argument& e) {
+      EXPECT_NE(std::string(e.what()).find(says), std::string::npos) << e.what();
+    }
+  }
+  const std::string long_name = "_ZN2ks4gemm" + std::to_string(50000) + std::string(50000, 'x') + "Ev";
+  const auto k = parse_resource_usage(with("_ZN2ks4gemm21register_tiled_kernelENS0_8GemmArgsE", long_name));
+  ASSERT_EQ(k.size(), 2u);
+  EXPECT_EQ(k[1].mangled, long_name);
+  EXPECT_EQ(k[1].registers, 126);
+  EXPECT_THROW(parse_resource_usage(std::string(2 << 20, 'R')), std::invalid_argument);
 }
 
 TEST(Resources, OccupancyFollowsEachArchitecturesLimits) {

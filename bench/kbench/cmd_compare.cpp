@@ -25,10 +25,28 @@ std::string find_script(const std::string& name) {
   throw std::runtime_error("cannot find " + name + " beside " + dir + " or in " + dir + "/../share/cuda_kernel_suite");
 }
 
+// The interpreter, checked to be a Python 3 before the tool is handed to it: an exec'd program that is not one
+// (KS_PYTHON=/bin/false) would exit without a word.
 std::string python() {
-  if (const char* env = std::getenv("KS_PYTHON"); env && *env) return env;
-  const std::string built = KS_PYTHON;
-  return !built.empty() && !find_executable(built).empty() ? built : "python3";
+  std::string py = "python3";
+  const char* env = std::getenv("KS_PYTHON");
+  if (env && *env) {
+    py = env;
+  } else if (const std::string built = KS_PYTHON; !built.empty() && !find_executable(built).empty()) {
+    py = built;
+  }
+  const std::string named = env && *env ? "KS_PYTHON '" + py + "'" : "'" + py + "'";
+  if (find_executable(py).empty()) throw std::invalid_argument(named + " is not an executable file or on PATH");
+  ProgramOutput version;
+  try {
+    version = run_program({py, "-c", "import sys; print(sys.version_info[0])"}, true);
+  } catch (const std::runtime_error& e) {
+    throw std::invalid_argument(named + " cannot be started: " + e.what());
+  }
+  if (version.exit_code != 0 || version.out != "3\n")
+    throw std::invalid_argument(named + " is not a Python 3 interpreter (asked for its version, it exited " +
+                                std::to_string(version.exit_code) + ")");
+  return py;
 }
 
 }  // namespace

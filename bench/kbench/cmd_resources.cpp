@@ -3,6 +3,7 @@
 // `cuobjdump --dump-resource-usage` run on the files (never through a shell).
 #include "bench/cli.hpp"
 #include "bench/kbench/commands.hpp"
+#include "bench/pattern.hpp"
 #include "bench/resources.hpp"
 #include "common/process.hpp"
 
@@ -10,7 +11,6 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
-#include <regex>
 #include <set>
 #include <stdexcept>
 
@@ -51,9 +51,9 @@ std::vector<std::string> kernel_files() {
 
 // Shortens a demangled kernel name: the suite's namespaces and anonymous namespaces go.
 std::string short_name(std::string n) {
-  n = std::regex_replace(n, std::regex("ks::[a-z_]+::\\(anonymous namespace\\)::"), "");
-  n = std::regex_replace(n, std::regex("ks::[a-z_]+::"), "");
-  return n;
+  static const Pattern anonymous("ks::[a-z_]+::\\(anonymous namespace\\)::", "short_name"),
+      suite("ks::[a-z_]+::", "short_name");
+  return suite.replaced(anonymous.replaced(std::move(n), ""), "");
 }
 
 std::string occupancy_text(const KernelResources& k, int threads) {
@@ -68,8 +68,7 @@ std::string occupancy_text(const KernelResources& k, int threads) {
 }  // namespace
 
 int resources_command(const ResourcesOptions& o) {
-  cli::check_pattern(o.filter, "--filter");
-  const std::regex filter(o.filter);
+  const Pattern filter(o.filter, "--filter");
   const std::string tool = find_cuobjdump(o.cuobjdump);
   std::vector<KernelResources> kernels;
   for (const std::string& file : kernel_files()) {
@@ -88,7 +87,7 @@ int resources_command(const ResourcesOptions& o) {
   for (const KernelResources& k : kernels) {
     if (!o.all && k.mangled.rfind("_ZN2ks", 0) != 0) continue;  // the suite's own kernels
     const std::string name = short_name(k.name);
-    if (!std::regex_search(name, filter) && !std::regex_search(k.source, filter)) continue;
+    if (!filter.found_in(name) && !filter.found_in(k.source)) continue;
     std::printf("| sm_%d | %s | %s | %d | %d | %d | %d | %s |\n", k.arch, k.source.c_str(), name.c_str(), k.registers,
                 k.shared, k.stack, k.local, occupancy_text(k, o.threads).c_str());
   }

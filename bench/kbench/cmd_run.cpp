@@ -14,7 +14,7 @@
 #include <cstdlib>
 #include <iostream>
 #include <optional>
-#include <regex>
+#include "bench/pattern.hpp"
 
 namespace ks::bench {
 namespace {
@@ -23,7 +23,7 @@ namespace {
 // programs work: a filter over row names and a listing of the rows. Others (output, format, repetitions, timing)
 // would contradict kbench's own options and are refused.
 struct BenchmarkFlags {
-  std::optional<std::regex> filter;
+  std::optional<Pattern> filter;
   bool list = false;
 };
 
@@ -34,8 +34,7 @@ BenchmarkFlags parse_benchmark_flags(const std::vector<std::string>& flags) {
     const std::string name = f.substr(0, eq), value = eq == std::string::npos ? "" : f.substr(eq + 1);
     if (name == "--benchmark_filter") {
       if (value.empty()) throw std::invalid_argument("--benchmark_filter needs a value: --benchmark_filter=REGEX");
-      cli::check_pattern(value, "--benchmark_filter");
-      out.filter.emplace(value);
+      out.filter.emplace(value, "--benchmark_filter");
     } else if (name == "--benchmark_list_tests") {
       if (value != "" && value != "true" && value != "false")
         throw std::invalid_argument("--benchmark_list_tests takes true or false, not '" + value + "'");
@@ -53,7 +52,7 @@ BenchmarkFlags parse_benchmark_flags(const std::vector<std::string>& flags) {
 //   KS_BENCH_FAULT=REGEX     rows whose name matches launch a kernel that traps (a sticky CUDA error) first.
 struct TestHooks {
   double reserve_gib = 0;
-  std::optional<std::regex> fault;
+  std::optional<Pattern> fault;
 };
 
 TestHooks read_test_hooks() {
@@ -65,8 +64,7 @@ TestHooks read_test_hooks() {
       throw std::invalid_argument(std::string("KS_BENCH_RESERVE_GIB='") + gib + "' is not a number of GiB");
   }
   if (const char* f = std::getenv("KS_BENCH_FAULT")) {
-    cli::check_pattern(f, "KS_BENCH_FAULT");
-    h.fault.emplace(f);
+    h.fault.emplace(f, "KS_BENCH_FAULT");
   }
   return h;
 }
@@ -106,7 +104,10 @@ int run_command(const RunOptions& o, const std::string& command_line, const std:
   std::vector<Row> all_rows = build_rows(plan);
   std::vector<const Row*> rows;
   for (const Row& r : all_rows)
-    if (!flags.filter || std::regex_search(r.name, *flags.filter)) rows.push_back(&r);
+    if (!flags.filter || flags.filter->found_in(r.name)) rows.push_back(&r);
+  if (rows.empty() && !all_rows.empty())
+    throw std::invalid_argument("--benchmark_filter matches none of the " + std::to_string(all_rows.size()) +
+                                " rows of this run (--benchmark_list_tests lists them)");
   if (flags.list) {
     for (const Row* r : rows) std::cout << r->name << "\n";
     return cli::kOk;

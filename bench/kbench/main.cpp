@@ -157,7 +157,7 @@ int dispatch(int argc, char** argv) {
   std::string command_line;
   for (int i = 0; i < argc; ++i) command_line += (i ? " " : "") + std::string(argv[i]);
   if (*list_cmd) return ks::bench::list_command(family, list_format);
-  if (*compare_cmd) return ks::bench::compare_command(compare_files, plots_dir);
+  if (*compare_cmd) return cli::guarded("kbench", [&] { return ks::bench::compare_command(compare_files, plots_dir); });
   if (*pipeline_cmd) return cli::guarded("kbench", [&] { return ks::bench::pipeline_command(po); });
   if (*resources_cmd) return cli::guarded("kbench", [&] { return ks::bench::resources_command(ro); });
   if (*tune_cmd) {

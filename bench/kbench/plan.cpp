@@ -1,10 +1,10 @@
 #include "bench/kbench/plan.hpp"
 
 #include "bench/cli.hpp"
+#include "bench/pattern.hpp"
 
 #include <algorithm>
 #include <cstdio>
-#include <regex>
 #include <stdexcept>
 
 namespace ks::bench {
@@ -23,13 +23,12 @@ std::string joined(const std::vector<std::string>& names) {
 
 // Tuning configurations (VariantInfo::tuning) run only when --variants is given (not the default pattern).
 template <class Variant>
-std::vector<const Variant*> select(const Registry<Variant>& reg, const std::regex& pattern, bool explicit_pattern) {
-  std::vector<const Variant*> out;
-  for (const Variant* v : reg.all()) {
-    if (v->info.tuning && !explicit_pattern) continue;
-    if (v->info.anchor || std::regex_match(v->info.name, pattern)) out.push_back(v);
-  }
-  return out;  // the anchor is step 00: first in every group, so every row has its ratio
+std::vector<const Variant*> select(const Registry<Variant>& reg, const Pattern& pattern, bool explicit_pattern) {
+  return reg.matching([&](const std::string& name) {
+    const Variant& v = *reg.find(name);
+    if (v.info.tuning && !explicit_pattern) return false;
+    return v.info.anchor || pattern.matches_whole(name);
+  });  // the anchor is step 00: first in every group, so every row has its ratio
 }
 
 // Options given with an empty value, and options that do not apply to the suite asked for.
@@ -79,13 +78,12 @@ TimingOptions timing_options(const RunOptions& o) {
 }
 
 // The regular expression of --variants, which must match some variant of the chosen suites.
-std::regex variant_pattern(const RunOptions& o, const Plan& p) {
-  cli::check_pattern(o.variants, "--variants");
-  const std::regex pattern(o.variants);
+Pattern variant_pattern(const RunOptions& o, const Plan& p) {
+  const Pattern pattern(o.variants, "--variants");
   bool matched = false;
-  for (const std::string& n : gemm::registry().names()) matched |= p.gemm && std::regex_match(n, pattern);
+  for (const std::string& n : gemm::registry().names()) matched |= p.gemm && pattern.matches_whole(n);
   for (const std::string& n : reduce::registry().names())
-    matched |= (p.reduce || p.integral) && std::regex_match(n, pattern);
+    matched |= (p.reduce || p.integral) && pattern.matches_whole(n);
   if (!matched)
     throw std::invalid_argument("--variants '" + o.variants + "' matches no variant of --suite " + o.suite +
                                 ". gemm: " + joined(gemm::registry().names()) + ". reduce: " +
@@ -94,7 +92,7 @@ std::regex variant_pattern(const RunOptions& o, const Plan& p) {
 }
 
 // GEMM sizes and launch modes; the default run adds every other mode at its first size.
-void plan_gemm(const RunOptions& o, const std::regex& pattern, Plan& p) {
+void plan_gemm(const RunOptions& o, const Pattern& pattern, Plan& p) {
   const bool defaults = o.sizes.empty();
   p.gemm_variants = select(gemm::registry(), pattern, o.given_option("--variants"));
   p.gemm_sizes = parse_gemm_sizes(defaults ? "1024,2048,4096" : o.sizes);
@@ -133,7 +131,7 @@ Validation validation(const RunOptions& o) {
 }
 
 // Reduction and integral counts and element types.
-void plan_reduce(const RunOptions& o, const std::regex& pattern, Plan& p) {
+void plan_reduce(const RunOptions& o, const Pattern& pattern, Plan& p) {
   const bool defaults = o.sizes.empty();
   std::vector<reduce::DType> types;
   if (!o.types.empty())
@@ -158,7 +156,7 @@ Plan make_plan(const RunOptions& o) {
   p.reduce = all || o.suite == "reduce";
   p.integral = all || o.suite == "integral";
   check_given(o, p.gemm, p.reduce || p.integral);
-  const std::regex pattern = variant_pattern(o, p);
+  const Pattern pattern = variant_pattern(o, p);
   if (all && !o.sizes.empty() && o.sizes.find('x') != std::string::npos)
     throw std::invalid_argument("--sizes: MxNxK sizes need --suite gemm");
   if (p.gemm) plan_gemm(o, pattern, p);

@@ -8,11 +8,11 @@
 #include "bench/kbench/plan.hpp"
 #include "bench/kbench/row_env.hpp"
 #include "bench/kbench/rows.hpp"
+#include "bench/pattern.hpp"
 #include "common/device_info.hpp"
 
 #include <map>
 #include <optional>
-#include <regex>
 #include <string>
 #include <vector>
 
@@ -36,7 +36,7 @@ class Session {
 
   RowEnv env;
   Nvml nvml;
-  std::optional<std::regex> fault;  // KS_BENCH_FAULT: rows matching it launch a trapping kernel first
+  std::optional<Pattern> fault;  // KS_BENCH_FAULT: rows matching it launch a trapping kernel first
   int total = 0;                    // rows in the run, for the progress lines
 
   // Runs one row (the guards above) and keeps its result.
