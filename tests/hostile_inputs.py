@@ -45,6 +45,10 @@ def files(work):
     if not os.path.exists(fifo):
         os.mkfifo(fifo)
     f["fifo"] = fifo
+    dangling = f"{work}/dangling.json"
+    if not os.path.lexists(dangling):
+        os.symlink(f"{work}/no/such/target.json", dangling)
+    f["dangling"] = dangling
     sparse = f"{work}/sparse.json"
     with open(sparse, "w") as s:
         s.truncate(2 << 30)  # 2 GiB of holes: no disk used
@@ -131,6 +135,16 @@ def cases(kbench, check_cc, python, src, work):
     add("--types with --suite gemm", [kbench, "run", "--suite", "gemm", "--types", "int32"], 2)
     add("--block with --suite gemm", [kbench, "run", "--suite", "gemm", "--block", "128"], 2)
     add("--block 96", [kbench, "run", "--suite", "reduce", "--block", "96"], 2)
+    piped = [kbench, "run", "--suite", "gemm", "--mode", "pinned_pipelined", "--sizes", "4096"]
+    add("--devices 0,0", piped + ["--devices", "0,0"], 2)
+    add("--devices with 10^4 entries", piped + ["--devices", ",".join(str(i % 8) for i in range(10000))], 2)
+    add("--devices 100000", piped + ["--devices", "100000"], 2)
+    add("--device-memory 1 (one byte)", piped + ["--device-memory", "1"], 2)
+    add("--sizes 1024,1024", [kbench, "run", "--suite", "gemm", "--sizes", "1024,1024"], 2)
+    add("--sizes 1024,1024x1024x1024", [kbench, "run", "--suite", "gemm", "--sizes", "1024,1024x1024x1024"], 2)
+    add("--sizes 2^20,1048576", [kbench, "run", "--suite", "reduce", "--sizes", "2^20,1048576"], 2)
+    add("--mode device,device", [kbench, "run", "--suite", "gemm", "--mode", "device,device"], 2)
+    add("--types double,double", [kbench, "run", "--suite", "reduce", "--types", "double,double"], 2)
     add("--repetitions 1.5", [kbench, "run", "--repetitions", "1.5"], 2)
     add("--repetitions 0", [kbench, "run", "--repetitions", "0"], 2)
     add("--device -1", [kbench, "run", "--device", "-1"], 2)
@@ -138,6 +152,10 @@ def cases(kbench, check_cc, python, src, work):
     add("--time-budget abc", [kbench, "run", "--time-budget", "abc"], 2)
     add("--out in a missing folder", [kbench, "run", "--out", f"{work}/no/such/folder/r.json"], 2)
     add("--out naming a folder", [kbench, "run", "--out", f["folder"]], 2)
+    for dev in ("/dev/null", "/dev/full", "/dev/stdout"):
+        add(f"--out {dev}", [kbench, "run", "--out", dev], 2)
+    add("--out a FIFO", [kbench, "run", "--out", f["fifo"]], 2)
+    add("--out a link to nothing", [kbench, "run", "--out", f["dangling"]], 2)
     add("--benchmark_out", [kbench, "run", "--benchmark_out=x.json"], 2)
     add("--benchmark_repetitions", [kbench, "run", "--benchmark_repetitions=3"], 2)
     add("invalid --benchmark_filter", [kbench, "run", "--benchmark_filter=("], 2)
@@ -175,6 +193,10 @@ def cases(kbench, check_cc, python, src, work):
     add("pipeline --device-memory 8X", plan + ["8192", "--device-memory", "8X"], 2)
     add("pipeline --gpus 0", plan + ["8192", "--gpus", "0"], 2)
     add("pipeline 370000^3 in 1 GiB (too many tiles)", plan + ["370000", "--device-memory", "1G"], 2)
+    add("pipeline --nt 64 --lead 10^6 --chunks 10^6 (a schedule of billions of steps)",
+        plan + ["60000", "--nt", "64", "--lead", "1000000", "--chunks", "1000000"], 2, seconds=5)
+    add("pipeline 64x64x2147482623 --chunks 2^30", plan + ["64x64x2147482623", "--device-memory", "1024T", "--chunks",
+                                                          "1073741824"], 2, seconds=5)
     add("pipeline > /dev/full", plan + ["8192"], 1, stdout="/dev/full")
     add("compare a missing file", [kbench, "compare", f"{work}/missing.json"], 2)
     add("compare another tool's file", compare + [f["foreign"]], 2)

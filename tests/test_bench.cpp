@@ -10,6 +10,8 @@
 
 #include <gtest/gtest.h>
 
+#include <sys/stat.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -174,6 +176,31 @@ TEST(ResultsFile, RefusesFoldersAndMissingFoldersAndLeavesNothingUncommitted) {
   EXPECT_THROW(ResultsFile{dir + "/"}, std::invalid_argument);
   { ResultsFile abandoned(dir + "/r.json"); }
   EXPECT_TRUE(std::filesystem::is_empty(dir));  // no result, no temporary file
+}
+
+// Devices and FIFOs are refused (a run as root must not replace /dev/null); a symbolic link is written through.
+TEST(ResultsFile, RefusesDevicesAndFifosAndWritesThroughALink) {
+  for (const char* dev : {"/dev/null", "/dev/full", "/dev/stdout"}) EXPECT_THROW(ResultsFile{dev}, std::invalid_argument) << dev;
+  const std::string dir = ::testing::TempDir() + "ks-results-link";
+  std::filesystem::remove_all(dir);
+  std::filesystem::create_directories(dir + "/real");
+  const std::string fifo = dir + "/fifo";
+  ASSERT_EQ(mkfifo(fifo.c_str(), 0600), 0);
+  EXPECT_THROW(ResultsFile{fifo}, std::invalid_argument);
+  std::filesystem::create_symlink(dir + "/nothing", dir + "/dangling");
+  EXPECT_THROW(ResultsFile{dir + "/dangling"}, std::invalid_argument);
+  { std::ofstream(dir + "/real/r.json") << "old"; }
+  std::filesystem::create_symlink(dir + "/real/r.json", dir + "/link.json");
+  {
+    ResultsFile out(dir + "/link.json");
+    out.commit(sample_context(), sample_rows());
+  }
+  EXPECT_TRUE(std::filesystem::is_symlink(dir + "/link.json"));  // the link stays ...
+  std::ifstream in(dir + "/real/r.json");                        // ... and its target holds the results
+  std::stringstream text;
+  text << in.rdbuf();
+  EXPECT_NE(text.str().find("\"schema\": \"kbench-results\""), std::string::npos);
+  std::filesystem::remove_all(dir);
 }
 
 TEST(Pattern, RefusesWhatDoesNotCompileOrIsTooLong) {

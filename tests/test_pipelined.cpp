@@ -94,6 +94,26 @@ TEST(PipelinedPlan, TilesPerDeviceBoundedWiderPanelsOrAClearError) {
   EXPECT_LE(static_cast<long long>(big.row_blocks) * big.col_panels, pipelined::kMaxTiles) << big.str();
 }
 
+// Forced chunks and lead panels are refused before a schedule of more than kMaxOps steps is built; a forced width
+// wider than C is C's width.
+TEST(PipelinedPlan, ForcedChunksAndLeadBoundedAndWidthClampedToC) {
+  pipelined::PlanInput in{.M = 60000, .N = 60000, .K = 60000, .budget_bytes = std::size_t(80) << 30, .h2d_gbs = 55,
+                          .d2h_gbs = 55, .tflops = 60, .nt = 64, .lead = 1000000, .chunks = 1000000};
+  try {
+    const pipelined::Plan p = pipelined::plan(in);
+    ADD_FAILURE() << "planned: " << p.str();
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("steps, more than the 2097152 the rule simulates"), std::string::npos)
+        << e.what();
+  }
+  in = {.M = 100, .N = 100, .K = 100, .budget_bytes = std::size_t(80) << 30, .h2d_gbs = 55, .d2h_gbs = 55,
+        .tflops = 60, .nt = 8192};
+  const pipelined::Plan p = pipelined::plan(in);
+  EXPECT_EQ(p.nt, 100) << p.str();
+  EXPECT_EQ(p.col_panels, 1);
+  EXPECT_LT(p.device_bytes, pipelined::kDeviceOverheadBytes + (std::size_t(1) << 20)) << p.str();
+}
+
 // Walks a device's schedule as its three streams would run it, with random durations: the ops it waits for and
 // its stream's order are all that order them. Every tile's products must cover k once, in order, beta on the
 // first; each tile goes home once, after its last product; and no buffer is written while an earlier use of it

@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <set>
 #include <stdexcept>
 
 namespace ks::bench {
@@ -19,6 +20,15 @@ std::string joined(const std::vector<std::string>& names) {
   std::string s;
   for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
   return s;
+}
+
+// A list option that names one value twice would give two rows of one name: refused, naming the value.
+template <class T, class Text>
+void refuse_duplicates(const std::vector<T>& values, const char* option, Text&& text) {
+  std::set<std::string> seen;
+  for (const T& v : values)
+    if (!seen.insert(text(v)).second)
+      throw std::invalid_argument(std::string(option) + " names " + text(v) + " twice");
 }
 
 // Tuning configurations (VariantInfo::tuning) run only when --variants is given (not the default pattern).
@@ -96,10 +106,12 @@ void plan_gemm(const RunOptions& o, const Pattern& pattern, Plan& p) {
   const bool defaults = o.sizes.empty();
   p.gemm_variants = select(gemm::registry(), pattern, o.given_option("--variants"));
   p.gemm_sizes = parse_gemm_sizes(defaults ? "1024,2048,4096" : o.sizes);
+  refuse_duplicates(p.gemm_sizes, "--sizes", [](const GemmSize& s) { return s.str(); });
   p.modes = {gemm::Mode::Device};
   if (!o.modes.empty()) {
     p.modes.clear();
     for (const std::string& m : split_list(o.modes)) p.modes.push_back(gemm::parse_mode(m));
+    refuse_duplicates(p.modes, "--mode", [](gemm::Mode m) { return gemm::to_string(m); });
   } else if (defaults) {
     p.extra_modes = {gemm::Mode::Pageable,        gemm::Mode::Pinned,           gemm::Mode::Graph,
                      gemm::Mode::Mapped,          gemm::Mode::PinnedPipelined,  gemm::Mode::PageablePipelined};
@@ -117,8 +129,30 @@ void plan_pipelined(const RunOptions& o, Plan& p) {
   p.devices = {o.device};
   if (!o.devices.empty()) {
     p.devices.clear();
-    for (const std::string& d : split_list(o.devices)) p.devices.push_back(static_cast<int>(parse_index(d, "--devices")));
+    const std::vector<std::string> listed = split_list(o.devices);
+    if (listed.size() > kMaxDevices)
+      throw std::invalid_argument("--devices lists " + std::to_string(listed.size()) + " devices; at most " +
+                                  std::to_string(kMaxDevices));
+    for (const std::string& d : listed) {
+      const std::size_t index = parse_index(d, "--devices");
+      if (index >= kMaxDevices)
+        throw std::invalid_argument("--devices: device " + d + " is beyond the " + std::to_string(kMaxDevices) +
+                                    " a host can have");
+      p.devices.push_back(static_cast<int>(index));
+    }
+    refuse_duplicates(p.devices, "--devices", [](int d) { return "device " + std::to_string(d); });
   }
+  // A budget that cannot hold the smallest plan of a size is refused now, not when its rows run: the plan's
+  // memory does not depend on the link or the rates (nominal ones here).
+  if (p.device_memory && pipelined)
+    for (const GemmSize& s : p.gemm_sizes) {
+      try {
+        (void)gemm::pipelined::plan({.M = s.M, .N = s.N, .K = s.K, .budget_bytes = p.device_memory, .h2d_gbs = 25,
+                                     .d2h_gbs = 25, .tflops = 50, .devices = static_cast<int>(p.devices.size())});
+      } catch (const std::invalid_argument& e) {
+        throw std::invalid_argument("--device-memory " + o.device_memory + " for " + s.str() + ": " + e.what());
+      }
+    }
   if (o.pageable == "stage") p.pageable = gemm::pipelined::Pageable::Stage;
   if (o.pageable == "register") p.pageable = gemm::pipelined::Pageable::Register;
 }
@@ -136,13 +170,16 @@ void plan_reduce(const RunOptions& o, const Pattern& pattern, Plan& p) {
   std::vector<reduce::DType> types;
   if (!o.types.empty())
     for (const std::string& t : split_list(o.types)) types.push_back(reduce::parse_dtype(t));
+  refuse_duplicates(types, "--types", [](reduce::DType t) { return reduce::to_string(t); });
   if (p.reduce || p.integral) p.reduce_variants = select(reduce::registry(), pattern, o.given_option("--variants"));
   if (p.reduce) {
     p.reduce_counts = parse_counts(defaults ? "2^20,2^24,2^28" : o.sizes);
+    refuse_duplicates(p.reduce_counts, "--sizes", [](std::size_t n) { return std::to_string(n); });
     p.reduce_types = types.empty() ? std::vector<reduce::DType>{reduce::DType::I64, reduce::DType::F64} : types;
   }
   if (p.integral) {
     p.integral_counts = parse_counts(defaults ? "100000000" : o.sizes);
+    refuse_duplicates(p.integral_counts, "--sizes", [](std::size_t n) { return std::to_string(n); });
     p.integral_types = types.empty() ? std::vector<reduce::DType>{reduce::DType::F32, reduce::DType::F64} : types;
   }
 }

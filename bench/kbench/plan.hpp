@@ -39,6 +39,9 @@ struct Plan {
   TimingOptions timing;
 };
 
+// The most devices --devices may list, and the highest index + 1.
+constexpr std::size_t kMaxDevices = 64;
+
 Plan make_plan(const RunOptions& o);
 
 // The block size `v` runs with under `plan`.

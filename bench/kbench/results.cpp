@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <sstream>
 #include <stdexcept>
@@ -72,13 +73,25 @@ void write_results(std::ostream& os, const RunContext& c, const std::vector<RowR
   w.end_array().end_object();
 }
 
-ResultsFile::ResultsFile(std::string path) : path_(std::move(path)) {
+ResultsFile::ResultsFile(std::string path) : path_(std::move(path)), target_(path_) {
   struct stat st{};
-  if (stat(path_.c_str(), &st) == 0 && S_ISDIR(st.st_mode))
-    throw std::invalid_argument("--out '" + path_ + "' is a folder; give a file name");
-  const auto slash = path_.find_last_of('/');
-  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : path_.substr(0, slash);
-  const std::string base = slash == std::string::npos ? path_ : path_.substr(slash + 1);
+  if (lstat(path_.c_str(), &st) == 0 && S_ISLNK(st.st_mode)) {  // written through to the file it points to
+    char* resolved = realpath(path_.c_str(), nullptr);
+    if (!resolved)
+      throw std::invalid_argument("--out '" + path_ + "' is a symbolic link to nothing that exists (" +
+                                  std::strerror(errno) + ")");
+    target_ = resolved;
+    std::free(resolved);
+  }
+  if (stat(target_.c_str(), &st) == 0) {
+    if (S_ISDIR(st.st_mode)) throw std::invalid_argument("--out '" + path_ + "' is a folder; give a file name");
+    if (!S_ISREG(st.st_mode))
+      throw std::invalid_argument("--out '" + path_ + "' is not a regular file (a device, FIFO or socket); results "
+                                  "are written to files only");
+  }
+  const auto slash = target_.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "." : slash == 0 ? "/" : target_.substr(0, slash);
+  const std::string base = slash == std::string::npos ? target_ : target_.substr(slash + 1);
   if (base.empty() || base == "." || base == "..")
     throw std::invalid_argument("--out '" + path_ + "' names no file");
   std::string tmpl = dir + "/." + base + ".XXXXXX";
@@ -113,8 +126,8 @@ void ResultsFile::commit(const RunContext& c, const std::vector<RowResult>& rows
     throw std::runtime_error("cannot write " + tmp_ + ": " + std::strerror(errno));
   }
   fd_ = -1;
-  if (std::rename(tmp_.c_str(), path_.c_str()) != 0)
-    throw std::runtime_error("cannot rename " + tmp_ + " to " + path_ + ": " + std::strerror(errno));
+  if (std::rename(tmp_.c_str(), target_.c_str()) != 0)
+    throw std::runtime_error("cannot rename " + tmp_ + " to " + target_ + ": " + std::strerror(errno));
   tmp_.clear();
 }
 

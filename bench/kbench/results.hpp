@@ -16,9 +16,10 @@ constexpr int kResultsSchemaVersion = 2;
 
 void write_results(std::ostream& os, const RunContext& c, const std::vector<RowResult>& rows);
 
-// --out: checked when constructed, before any GPU work (std::invalid_argument naming the path: a folder, a
-// folder that does not exist or cannot be written), by creating the temporary file beside the target that
-// commit() fills and renames into place, so a result file is either complete or absent.
+// --out: checked when constructed, before any GPU work (std::invalid_argument naming the path: a folder, a device,
+// FIFO or socket, a folder that does not exist or cannot be written), by creating the temporary file beside the
+// target that commit() fills and renames into place, so a result file is either complete or absent. A symbolic
+// link is written through: the file it points to is replaced, the link stays.
 class ResultsFile {
  public:
   explicit ResultsFile(std::string path);
@@ -29,7 +30,7 @@ class ResultsFile {
   const std::string& path() const { return path_; }
 
  private:
-  std::string path_, tmp_;
+  std::string path_, target_, tmp_;  // as given; the file replaced (a link's target); the temporary file
   int fd_ = -1;
 };
 

@@ -177,7 +177,7 @@ Plan plan(const PlanInput& in) {
   const double a_bytes = kBytes * M * K, b_bytes = kBytes * K * n_dev, c_bytes = kBytes * M * n_dev;
   std::vector<long long> widths;
   if (in.nt > 0) {
-    widths.push_back(in.nt);
+    widths.push_back(std::min<long long>(in.nt, n_dev));
   } else {
     // up to 8192 columns, wider only while the last width made more than kMaxTiles panels
     for (long long w = 64; w < n_dev && (w <= 8192 || (n_dev + w / 2 - 1) / (w / 2) > kMaxTiles); w *= 2)
@@ -223,6 +223,15 @@ Plan plan(const PlanInput& in) {
       p.a_chunks = in.chunks > 0 ? static_cast<int>(std::min<long long>(in.chunks, K))
                                  : static_cast<int>(std::clamp(std::ceil(kBytes * mt * K / kAChunkBytes), 1.0,
                                                                static_cast<double>(std::min<long long>(kMaxAChunks, K))));
+      // Sends of A's chunks, products of the lead panels over each chunk, and a send, product and return per panel.
+      const long long steps = row_blocks * (static_cast<long long>(p.a_chunks) * (1 + std::min(lead, most.count)) +
+                                            4LL * most.count);
+      if (steps > kMaxOps)
+        throw std::invalid_argument("pipelined: " + std::to_string(p.a_chunks) + " chunks of A and " +
+                                    std::to_string(lead) + " lead panels over " + std::to_string(row_blocks) +
+                                    " row blocks make a schedule of " + std::to_string(steps) +
+                                    " steps, more than the " + std::to_string(kMaxOps) +
+                                    " the rule simulates; fewer chunks or lead panels");
       const std::vector<Op> ops = schedule(p, in, most.first, most.count);
       for (const Op& op : ops)
         if (op.kind == Op::Multiply) p.compute_ms += duration(op, in);

@@ -53,6 +53,10 @@ constexpr double kLaunchMs = 0.005;
 // The most tiles of C (row blocks x panels) one device's schedule may have: a plan is chosen by simulating its
 // schedule for every candidate, and past this many tiles that alone takes seconds (such a product runs for hours).
 constexpr long long kMaxTiles = 1 << 15;
+// The most steps one device's schedule may hold (about 100 MB with the simulation's arrays). The rule's own
+// choices stay far below (at most kMaxTiles x (kMaxAChunks + 4)); forced A chunks and lead panels (nt, lead,
+// chunks in PlanInput) are refused beyond it before the schedule is built.
+constexpr long long kMaxOps = 1 << 21;
 
 // One step of a device's schedule, on the stream of its kind (copies to the device, products, copies back).
 struct Op {
@@ -83,7 +87,9 @@ double simulate(const std::vector<Op>& ops, const PlanInput& in);
 // 8192 makes more than kMaxTiles panels) and N itself and lead
 // counts from 1 to all of a device's panels, with MT as large as the budget allows (M when A fits). The device
 // with the most panels is simulated. Throws std::invalid_argument when the budget holds not even one 64-row block
-// of A with two 64-column panels and tiles, or when every width that fits makes more than kMaxTiles tiles.
+// of A with two 64-column panels and tiles, when every width that fits makes more than kMaxTiles tiles, or when
+// a forced width, lead and A chunks would make a schedule of more than kMaxOps steps. A forced width wider than
+// a device's columns of C is that many columns.
 Plan plan(const PlanInput& in);
 
 }  // namespace ks::gemm::pipelined
