@@ -2,6 +2,7 @@
 
 #include "common/build_info.hpp"
 
+#include <cctype>
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
@@ -68,7 +69,10 @@ CLI::Validator positive_number(double max) {
   return CLI::Validator(
       [max, limit](std::string& s) -> std::string {
         const std::string want = "must be a number above 0 and at most " + limit + " (got '" + s + "')";
-        if (s.empty() || s.size() > 32 || s.find_first_not_of("0123456789.") != std::string::npos) return want;
+        // Decimal or exponent forms (0.5, 1e-3, 2.5E+2); no signs before the digits, no inf or nan.
+        if (s.empty() || s.size() > 32 || s.find_first_not_of("0123456789.eE+-") != std::string::npos ||
+            (!std::isdigit(static_cast<unsigned char>(s[0])) && s[0] != '.'))
+          return want;
         std::size_t used = 0;
         double v = 0;
         try {

@@ -41,8 +41,11 @@ def table(title, header, grid, cols):
 
 
 def main(argv):
-    if len(argv) != 1:
-        print(__doc__.strip().splitlines()[-1], file=sys.stderr)
+    if argv in (["--help"], ["-h"]):
+        print(__doc__.strip())
+        return 0
+    if len(argv) != 1 or argv[0].startswith("-"):
+        print(__doc__.strip().splitlines()[-1] + " (--help: what it prints)", file=sys.stderr)
         return 2
     results = load(argv[0])
     ctx = results.context

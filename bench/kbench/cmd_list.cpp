@@ -3,6 +3,7 @@
 #include "bench/cli.hpp"
 #include "bench/kbench/commands.hpp"
 #include "gemm/gemm.hpp"
+#include "gemm/host/modes.hpp"
 #include "reduce/reduce.hpp"
 
 #include <cstdio>
@@ -39,7 +40,9 @@ void list_gemm(bool md) {
                 << cc_text(v->info.min_cc) << " | " << gemm_runs(v->info) << " |\n";
     return;
   }
-  std::cout << "gemm variants (modes: device, pageable, pinned, graph, mapped):\n";
+  std::string modes;
+  for (gemm::Mode m : gemm::all_modes()) modes += (modes.empty() ? "" : ", ") + gemm::to_string(m);
+  std::cout << "gemm variants (modes: " << modes << "):\n";
   for (const gemm::GemmVariant* v : gemm::registry().all())
     std::printf("  %-20s cc>=%-4s %s%s\n", v->info.name.c_str(), cc_text(v->info.min_cc).c_str(),
                 v->info.summary.c_str(), v->info.tuning ? " [tuning: runs when --variants names it]" : "");

@@ -11,6 +11,7 @@
 #include "bench/kbench/commands.hpp"
 #include "common/registry.hpp"
 #include "gemm/gemm.hpp"
+#include "gemm/host/modes.hpp"
 #include "reduce/reduce.hpp"
 
 #include <iostream>
@@ -21,6 +22,13 @@ using ks::bench::PipelineOptions;
 using ks::bench::ResourcesOptions;
 using ks::bench::RunOptions;
 namespace cli = ks::cli;
+
+// The launch modes by name, for help texts.
+std::string mode_names() {
+  std::string s;
+  for (ks::gemm::Mode m : ks::gemm::all_modes()) s += (s.empty() ? "" : ", ") + ks::gemm::to_string(m);
+  return s;
+}
 
 // The options run and autotune share: timing and output.
 void add_timing_options(CLI::App* cmd, RunOptions& o) {
@@ -33,7 +41,6 @@ void add_timing_options(CLI::App* cmd, RunOptions& o) {
       ->check(cli::positive_number(100));
   cmd->add_option("--time-budget", o.time_budget_s, "... or until this many seconds are spent on it (default 0.5)")
       ->check(cli::positive_number(3600));
-  cmd->add_option("--sizes", o.sizes, "GEMM: 1024,2048 or MxNxK; reductions/integral: counts like 1000, 2^24, 16M");
   cmd->add_option("--out", o.out, "Write the results (JSON with the run's context) to this file");
   cmd->add_option("--device", o.device, "CUDA device index (default 0)")->check(cli::whole_number(0, 1023));
   cmd->add_flag("--no-blocking", o.no_blocking,
@@ -46,7 +53,8 @@ void add_run_options(CLI::App* cmd, RunOptions& o) {
       ->check(CLI::IsMember({"gemm", "reduce", "integral", "all"}));
   cmd->add_option("--variants", o.variants, "Regular expression over variant names (the anchor always runs)");
   cmd->add_option("--types", o.types, "Reduction types: int32,int64,float,double (default int64,double)");
-  cmd->add_option("--mode", o.modes, "GEMM launch modes: device,pageable,pinned,graph,mapped (default device)");
+  cmd->add_option("--sizes", o.sizes, "GEMM: 1024,2048 or MxNxK; reductions/integral: counts like 1000, 2^24, 16M");
+  cmd->add_option("--mode", o.modes, "GEMM launch modes, a list of " + mode_names() + " (default device)");
   cmd->add_option("--l2", o.l2, "warm or cold L2 for every row (default: GEMM warm, reductions cold)")
       ->check(CLI::IsMember({"warm", "cold"}));
   cmd->add_option("--device-memory", o.device_memory,
@@ -144,6 +152,11 @@ int dispatch(int argc, char** argv) {
   auto* tune_cmd = app.add_subcommand(
       "autotune", "Time every dmma tile configuration against cuBLAS on this GPU and print the fastest per size");
   add_timing_options(tune_cmd, to);
+  tune_cmd->add_option("--sizes", to.sizes, "GEMM sizes: 1024,2048 or MxNxK (default: a square, odd and skinny mix)");
+  tune_cmd->add_option("--format", to.format, "The run's table: console (default), md, csv or json")
+      ->check(CLI::IsMember({"console", "md", "csv", "json"}));
+  run_cmd->footer("Also Google Benchmark's flags --benchmark_filter=REGEX (rows whose name matches, RE2 syntax) and "
+                  "--benchmark_list_tests (list the rows; no GPU needed).");
   try {
     app.parse(argc, argv);
     for (const std::string& extra : run_cmd->remaining()) {
