@@ -253,12 +253,11 @@ TEST(CliChecks, NumbersSayWhatIsAccepted) {
   std::string ok = "42";
   EXPECT_EQ(whole(ok), "");
   CLI::Validator positive = cli::positive_number(100);
-  for (std::string bad : {"0", "-3", "abc", "101", "1e-3", ""}) {
+  for (std::string bad : {"0", "-3", "abc", "101", "1e3", "inf", "nan", "1e-400", "+1", "1e", ""}) {
     std::string v = bad;
     EXPECT_NE(positive(v).find("must be a number above 0"), std::string::npos) << bad;
   }
-  std::string half = "0.5";
-  EXPECT_EQ(positive(half), "");
+  for (std::string good : {"0.5", "1e-3", "2.5E+1", ".5", "100"}) EXPECT_EQ(positive(good), "") << good;
 }
 
 RunOptions given(RunOptions o, std::vector<std::string> names) {
