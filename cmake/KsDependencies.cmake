@@ -3,7 +3,8 @@
 # the package to install.
 include(FetchContent)
 
-find_package(CUDAToolkit 12.4 REQUIRED)  # CUDA::cudart, CUDA::cublas; CUB ships with the toolkit
+# 13.0: the toolkit the suite is built and tested with (cuBLAS 13's FP64-emulation API in gemm/00_cublas.cpp).
+find_package(CUDAToolkit 13.0 REQUIRED)  # CUDA::cudart, CUDA::cublas; CUB ships with the toolkit
 find_package(OpenMP COMPONENTS CXX)      # optional: threads the Eigen reference and host reductions
 
 function(ks_require name debian_pkg)
