@@ -215,13 +215,14 @@ def cases(kbench, check_cc, python, src, work):
     add("compare JSON nested 100000 deep", compare + [f["deep"]], 2)
     add("compare two files of 20000 rows (linear, not quadratic)", compare + [f["rows_20000"], f["rows_20000"]], 0,
         seconds=4, stderr_lines=0, stdout="devnull")
-    add("compare a legacy row n=abc", compare + [f["legacy_n_abc"]], 2)
-    add("summarize a legacy row n=<5000 digits>", summarize + [f["legacy_n_digits"]], 2)
-    add("compare a legacy row 2x2x2 with a superscript 2", compare + [f["legacy_superscript"]], 2)
-    add("summarize a ceiling 'abc'", summarize + [f["ceiling_text"]], 2)
-    add("summarize a ceiling that is a list", summarize + [f["ceiling_list"]], 2)
-    add("summarize a ceiling of 1e999", summarize + [f["ceiling_inf"]], 2)
-    add("summarize schema_version '2' (text)", summarize + [f["version_text"]], 2)
+    for what, tool, key in (("compare a legacy row n=abc", compare, "legacy_n_abc"),
+                            ("summarize a legacy row n=<5000 digits>", summarize, "legacy_n_digits"),
+                            ("compare a legacy row 2x2x2 with a superscript 2", compare, "legacy_superscript"),
+                            ("summarize a ceiling 'abc'", summarize, "ceiling_text"),
+                            ("summarize a ceiling that is a list", summarize, "ceiling_list"),
+                            ("summarize a ceiling of 1e999", summarize, "ceiling_inf"),
+                            ("summarize schema_version '2' (text)", summarize, "version_text")):
+        add(what, tool + [f[key]], 2)
     add("compare --plots, a row whose dtype is null", compare + [f["dtype_null"], "--plots", f"{work}/plots"], 0,
         stderr_lines=None)
     add("compare --plots, M 'big'", compare + [f["m_text"], "--plots", f"{work}/plots"], 2)
