@@ -155,7 +155,8 @@ def cases(kbench, check_cc, python, src, work):
     add("--out in a missing folder", [kbench, "run", "--out", f"{work}/no/such/folder/r.json"], 2)
     add("--out naming a folder", [kbench, "run", "--out", f["folder"]], 2)
     for dev in ("/dev/null", "/dev/full", "/dev/stdout"):
-        add(f"--out {dev}" + (" (standard output a pipe)" if dev == "/dev/stdout" else ""), [kbench, "run", "--out", dev], 2)
+        what = f"--out {dev}" + (" (standard output a pipe)" if dev == "/dev/stdout" else "")
+        add(what, [kbench, "run", "--out", dev], 2)
     add("--out a FIFO", [kbench, "run", "--out", f["fifo"]], 2)
     add("--out a link to nothing", [kbench, "run", "--out", f["dangling"]], 2)
     add("--benchmark_out", [kbench, "run", "--benchmark_out=x.json"], 2)
