@@ -89,12 +89,13 @@ class Registry {
     return out;
   }
 
-  // Variants whose name `match` accepts, in ladder order (kbench matches user patterns with RE2: bench/pattern.hpp).
+  // Variants `match` accepts (called with each variant), in ladder order (kbench matches user patterns over the
+  // names with RE2: bench/pattern.hpp).
   template <class Match>
   std::vector<const Variant*> matching(Match&& match) const {
     std::vector<const Variant*> out;
     for (const Variant* v : all())
-      if (match(v->info.name)) out.push_back(v);
+      if (match(*v)) out.push_back(v);
     return out;
   }
 

@@ -610,7 +610,7 @@ KS_GEMM_VARIANT({.info = {.name = "dmma_tma",
 KS_GEMM_VARIANTS([] {
   std::vector<GemmVariant> out;
   auto add = [&](int tile, const std::string& suffix, const char* name, const char* summary, bool shared) {
-    out.push_back({.info = {.name = std::string("dmma_tma_") + dmma::kTmaTiles[tile].variant + suffix,
+    out.push_back({.info = {.name = dmma::tma_variant_name(tile) + suffix,
                             .summary = summary,
                             .min_cc = kTmaCc,
                             .tuning = true},

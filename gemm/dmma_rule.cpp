@@ -19,6 +19,8 @@ std::string shape_name(int shape) {
   return std::to_string(s.bm) + "x" + std::to_string(s.bn) + "x" + std::to_string(s.bk);
 }
 
+std::string tma_variant_name(int tile) { return std::string("dmma_tma_") + kTmaTiles[tile].variant; }
+
 std::string variant_name(int shape) {
   const Shape& s = kShapes[shape];
   std::string v = "dmma_" + std::to_string(s.bm) + "x" + std::to_string(s.bn);

@@ -149,6 +149,9 @@ inline constexpr TmaTile kTmaTiles[] = {
 };
 inline constexpr int kTmaTileCount = static_cast<int>(std::size(kTmaTiles));
 
+// The tuning variant that runs TMA tile `tile` alone: "dmma_tma_" + its `variant`.
+std::string tma_variant_name(int tile);
+
 // Tuning variants besides one per TMA tile: a tile without stream-K (whole tiles only).
 struct TmaExtra {
   const char* suffix;  // appended to the tile's variant name

@@ -125,7 +125,7 @@ TEST(RegistryTest, LadderOrderFromFilesDuplicatesAndEmptyEntries) {
   EXPECT_EQ(r.anchor()->info.name, "lib");
   EXPECT_EQ(r.place(*r.find("late")).step, 10);
   EXPECT_EQ(r.find("zzz"), nullptr);
-  EXPECT_EQ(r.matching([](const std::string& n) { return n == "a" || n == "b"; }).size(), 2u);
+  EXPECT_EQ(r.matching([](const FakeVariant& v) { return v.info.name == "a" || v.info.name == "b"; }).size(), 2u);
   EXPECT_TRUE(r.problems().empty());
   r.add({.info = {.name = "a", .summary = "again"}}, "/src/fam/11_again.cu");
   ASSERT_EQ(r.problems().size(), 1u);

@@ -64,7 +64,7 @@ TEST(DmmaTmaTiles, TheTableIsConsistent) {
     EXPECT_GE(t.stages, t.kgroups) << t.name;  // each group takes alternate stages
     EXPECT_TRUE(names.insert(t.variant).second) << t.variant;
     // Every kernel runs alone as a tuning variant of that name.
-    const GemmVariant* v = registry().find(std::string("dmma_tma_") + t.variant);
+    const GemmVariant* v = registry().find(dmma::tma_variant_name(i));
     ASSERT_NE(v, nullptr) << t.variant;
     EXPECT_TRUE(v->info.tuning);
     EXPECT_EQ(v->info.min_cc, 90);
@@ -74,7 +74,7 @@ TEST(DmmaTmaTiles, TheTableIsConsistent) {
   for (const dmma::TmaExtra& e : dmma::kTmaExtras) {
     ASSERT_GE(e.tile, 0);
     ASSERT_LT(e.tile, dmma::kTmaTileCount);
-    EXPECT_NE(registry().find(std::string("dmma_tma_") + dmma::kTmaTiles[e.tile].variant + e.suffix), nullptr) << e.suffix;
+    EXPECT_NE(registry().find(dmma::tma_variant_name(e.tile) + e.suffix), nullptr) << e.suffix;
   }
   EXPECT_FALSE(registry().find("dmma_tma")->info.tuning);
 }

@@ -2,6 +2,7 @@
 // cases, every input distribution, and indices past 2^31. Parameterised from the registry: a new variant is
 // tested everywhere with no edit here.
 #include "gemm_fixtures.hpp"
+#include "gemm/dmma_shapes.hpp"
 
 #include <gtest/gtest.h>
 
@@ -176,8 +177,9 @@ TEST(GemmLargeIndex, EveryVariantPastTwoToThe31Elements) {
   }
 }
 
-// The same for the TMA kernel, which the test above never reaches (K odd there: ldb odd, dmma runs): K even,
-// and the TMA variants forced (dmma_tma's rule would pick dmma for a 4-column C).
+// The same for the TMA kernels, which the test above never reaches (K odd there: ldb odd, dmma runs): K even,
+// and each kernel of dmma::kTmaTiles forced through its tuning variant (dmma_tma's rule would pick dmma for a
+// 4-column C).
 TEST(GemmLargeIndex, TmaKernelPastTwoToThe31Elements) {
   KS_REQUIRE_GPU();
   if (test::small_sizes_only()) GTEST_SKIP() << "KS_SMALL_SIZES: large sizes skipped";
@@ -188,7 +190,8 @@ TEST(GemmLargeIndex, TmaKernelPastTwoToThe31Elements) {
   ASSERT_GT(static_cast<long long>(shape.M) * shape.K, 1LL << 31);
   if (free_bytes < (24ull << 30)) GTEST_SKIP() << "needs 24 GiB of free device memory, " << (free_bytes >> 30) << " GiB free";
   const GemmProblem p = make_problem(shape, 1.0, 0.5, choose_seed());
-  for (const char* name : {"dmma_tma_128x128_k32", "dmma_tma_128x64", "dmma_tma_128x64_k32_2g"}) {
+  for (int tile = 0; tile < dmma::kTmaTileCount; ++tile) {
+    const std::string name = dmma::tma_variant_name(tile);
     const GemmVariant* v = registry().find(name);
     ASSERT_NE(v, nullptr) << name;
     const GemmCheck c = run_once(*v, Mode::Device, p);

@@ -34,10 +34,9 @@ void refuse_duplicates(const std::vector<T>& values, const char* option, Text&& 
 // Tuning configurations (VariantInfo::tuning) run only when --variants is given (not the default pattern).
 template <class Variant>
 std::vector<const Variant*> select(const Registry<Variant>& reg, const Pattern& pattern, bool explicit_pattern) {
-  return reg.matching([&](const std::string& name) {
-    const Variant& v = *reg.find(name);
+  return reg.matching([&](const Variant& v) {
     if (v.info.tuning && !explicit_pattern) return false;
-    return v.info.anchor || pattern.matches_whole(name);
+    return v.info.anchor || pattern.matches_whole(v.info.name);
   });  // the anchor is step 00: first in every group, so every row has its ratio
 }
 
