@@ -33,7 +33,8 @@ findable() {
 }
 
 # matplotlib draws `kbench compare --plots`; CMake looks for a Python that imports it (cmake/KsPython.cmake).
-# scipy: Google Benchmark's compare.py imports it.
+# scipy: Google Benchmark's compare.py imports it. Hypothesis: the results-file fuzz target
+# (tests/fuzz/results_fuzz.py).
 has_module() {
   local py
   for py in python3 /usr/bin/python3; do
@@ -49,6 +50,7 @@ install_missing() {
   done
   has_module matplotlib || missing+=(python3-matplotlib)
   has_module scipy || missing+=(python3-scipy)
+  has_module hypothesis || missing+=(python3-hypothesis)
   [ ${#missing[@]} -eq 0 ] && return 0
   command -v apt-get >/dev/null 2>&1 || { echo "dev.sh: not Debian/Ubuntu; install ${missing[*]} yourself"; return 0; }
   local sudo=""

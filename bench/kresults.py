@@ -201,6 +201,8 @@ def _row_legacy(b, path):
     fields = _legacy_axes(name, path)
     fields["anchor"] = fields.get("variant") in ("cublas", "cub")
     error = b.get("error_message") or b.get("skip_message") or ""
+    if not isinstance(error, str):
+        raise ResultsError(f"{path}: row {name[:80]}: error_message or skip_message is not text")
     if error:
         fields.update(status="failed" if "validation" in error or "error" in error.lower() else "skipped", error=error)
         return Row(name, **fields)
