@@ -581,13 +581,18 @@ void run_or_fall_back(int tile, const GemmArgs& a, ExecContext& ctx, const char*
   dmma::run_rule(a, ctx);
 }
 
+// The rule's choice on the current device: the TMA tile to run, or -1 for dmma's configuration.
+int rule_pick(const GemmArgs& a, const TileReadiness& r, std::string* why) {
+  bool loads[dmma::kTmaTileCount];
+  for (int i = 0; i < dmma::kTmaTileCount; ++i) loads[i] = r[static_cast<std::size_t>(i)].loads;
+  return dmma::tma_pick(a.M, a.N, a.K, dmma::current_target(), loads, pipeline::wide_loads(a), why);
+}
+
 // The rule's choice: a TMA tile where it scores above dmma's configuration and can run, dmma otherwise.
 void run_rule(const GemmArgs& a, ExecContext& ctx) {
   const TileReadiness r = readiness();
-  bool loads[dmma::kTmaTileCount];
-  for (int i = 0; i < dmma::kTmaTileCount; ++i) loads[i] = r[static_cast<std::size_t>(i)].loads;
   std::string why;
-  const int pick = dmma::tma_pick(a.M, a.N, a.K, dmma::current_target(), loads, pipeline::wide_loads(a), &why);
+  const int pick = rule_pick(a, r, &why);
   ctx.notes()["dmma_tma_path"] = why;
   if (pick >= 0)
     launch_tile(pick, a, ctx, r[static_cast<std::size_t>(pick)], true);
@@ -598,6 +603,8 @@ void run_rule(const GemmArgs& a, ExecContext& ctx) {
 constexpr int kTmaCc = 90;
 
 }  // namespace
+
+bool dmma::tma_rule_runs_tma(const GemmArgs& a) { return rule_pick(a, readiness(), nullptr) >= 0; }
 
 KS_GEMM_VARIANT({.info = {.name = "dmma_tma",
                           .summary = "FP64 tensor cores fed by the TMA: producer warp, mbarrier stages, setmaxnreg, "

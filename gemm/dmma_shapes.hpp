@@ -186,6 +186,10 @@ double tma_score(int M, int N, int K, const Target& t, bool tma_ready, bool tma_
 int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileCount], bool tma_operands,
              std::string* why = nullptr);
 
+// Whether dmma_tma's rule would run a TMA tile for `a` on the current device (false: it would run dmma's
+// configuration), for callers that route between dmma_tma and another library (the drop-in, dropin/).
+bool tma_rule_runs_tma(const GemmArgs& a);
+
 // Enqueues the product as the `dmma` variant does (choose() on the current device); for variants that fall
 // back to it (gemm/08_dmma_tma.cu).
 void run_rule(const GemmArgs& a, ExecContext& ctx);

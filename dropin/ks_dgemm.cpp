@@ -1,0 +1,468 @@
+// libks_dgemm.so: cuBLAS's DGEMM entry points served by the suite's kernels. Preloaded in front of cuBLAS
+// (LD_PRELOAD) or linked before it, it takes cublasDgemm_v2, cublasDgemmStridedBatched, and cublasGemmEx and
+// cublasGemmStridedBatchedEx on FP64 data, with their _64 forms; dropin/route.hpp decides per call whether the
+// suite's dmma_tma or ozaki runs it, or the real cuBLAS. Every other cuBLAS function, and every call routed
+// native, is the real cuBLAS's own.
+//
+// The real cuBLAS is the copy the caller was linked against, wherever it came from (the toolkit, a Python wheel
+// loaded privately, as PyTorch does): the object that called is found from the return address, and the entry
+// point looked up in its own dependencies (dlsym on its handle); failing that, among the loaded libcublas
+// copies; failing that, the next definition after this library. The suite's own cuBLAS calls (ozaki's INT8
+// products, its native fallback) come back here too, flagged per thread, and go to the copy the suite's
+// libraries were linked against, which created their handles.
+//
+// Per call: the handle's stream, pointer mode and math mode are read from the real cuBLAS; the suite's kernels
+// run on that stream with an execution context (scratch, handles) per device and stream, kept for the life of
+// the process. Policy through the environment, read once at load: KS_DGEMM (dropin/route.hpp) and
+// KS_DGEMM_LOG=FILE (one line per call: entry point, ops, shape, leading dimensions, batch, route and why).
+#include "dropin/route.hpp"
+
+#include "common/exec_context.hpp"
+#include "gemm/07_ozaki/ozaki.hpp"
+#include "gemm/dmma_shapes.hpp"
+#include "gemm/gemm.hpp"
+
+#include <cublas_v2.h>
+#include <cuda_runtime.h>
+#include <dlfcn.h>
+#include <link.h>
+
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cerrno>
+#include <cstring>
+#include <stdexcept>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <tuple>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#define KS_EXPORT extern "C" __attribute__((visibility("default")))
+
+namespace ks::dropin {
+namespace {
+
+// ---- the policy and the log, read once when the library loads ----
+
+struct Settings {
+  Policy policy;
+  std::FILE* log = nullptr;
+  std::mutex log_mutex;
+};
+
+Settings& settings() {
+  static Settings* s = [] {
+    auto* out = new Settings;  // kept for the life of the process: calls may come from other threads' exit paths
+    try {
+      out->policy = parse_policy(std::getenv("KS_DGEMM"),
+                                 [](const std::string& name) { return gemm::registry().find(name) != nullptr; });
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "libks_dgemm: %s; every call goes to the real cuBLAS\n", e.what());
+      out->policy = {PolicyKind::Native, {}};
+    }
+    if (const char* path = std::getenv("KS_DGEMM_LOG"); path && *path) {
+      out->log = std::fopen(path, "a");
+      if (!out->log) std::fprintf(stderr, "libks_dgemm: KS_DGEMM_LOG=%s: %s; no log\n", path, std::strerror(errno));
+    }
+    return out;
+  }();
+  return *s;
+}
+
+__attribute__((constructor)) void read_settings_at_load() { settings(); }
+
+void log_call(const Call& c, const Route& r, const char* note = "") {
+  Settings& s = settings();
+  if (!s.log) return;
+  std::lock_guard<std::mutex> lock(s.log_mutex);
+  std::fprintf(s.log, "%s ops=%c%c M=%lld N=%lld K=%lld lda=%lld ldb=%lld ldc=%lld batch=%lld route=%s why=%s%s\n",
+               c.entry, c.transa, c.transb, static_cast<long long>(c.M), static_cast<long long>(c.N),
+               static_cast<long long>(c.K), static_cast<long long>(c.lda), static_cast<long long>(c.ldb),
+               static_cast<long long>(c.ldc), static_cast<long long>(c.batch),
+               r.native() ? "native" : r.variant.c_str(), r.why.c_str(), note);
+  std::fflush(s.log);
+}
+
+// ---- the real cuBLAS ----
+
+thread_local bool t_in_suite = false;  // set while the suite's kernels run a call: their cuBLAS calls come back here
+
+void* this_library_base() {
+  static void* base = [] {
+    Dl_info info{};
+    dladdr(reinterpret_cast<void*>(&this_library_base), &info);
+    return info.dli_fbase;
+  }();
+  return base;
+}
+
+bool defined_here(void* fn) {
+  Dl_info info{};
+  return fn && dladdr(fn, &info) && info.dli_fbase == this_library_base();
+}
+
+void* from_object(const char* path, const char* name) {
+  void* h = dlopen(path, RTLD_NOLOAD | RTLD_LAZY);
+  if (!h) return nullptr;
+  void* fn = dlsym(h, name);
+  dlclose(h);
+  return defined_here(fn) ? nullptr : fn;
+}
+
+int collect_cublas(struct dl_phdr_info* info, std::size_t, void* out) {
+  const char* name = info->dlpi_name;
+  const char* base = name ? std::strrchr(name, '/') : nullptr;
+  base = base ? base + 1 : name;
+  if (base && std::strncmp(base, "libcublas.so", 12) == 0) static_cast<std::vector<std::string>*>(out)->push_back(name);
+  return 0;
+}
+
+// The entry point `name` of the cuBLAS copy that `caller` (a return address) was linked against.
+void* find_real(const char* name, void* caller) {
+  if (!t_in_suite) {
+    Dl_info info{};
+    if (caller && dladdr(caller, &info) && info.dli_fname && *info.dli_fname && info.dli_fbase != this_library_base())
+      if (void* fn = from_object(info.dli_fname, name)) return fn;  // the caller's own dependencies
+    std::vector<std::string> loaded;
+    dl_iterate_phdr(collect_cublas, &loaded);
+    for (const std::string& path : loaded)
+      if (void* fn = from_object(path.c_str(), name)) return fn;
+  }
+  void* fn = dlsym(RTLD_NEXT, name);
+  return defined_here(fn) ? nullptr : fn;
+}
+
+// Cached per thread, by the calling site and the entry point's name (a string literal: its address is the key).
+void* real(const char* name, void* caller) {
+  thread_local std::unordered_map<const void*, std::unordered_map<const char*, void*>> cache;
+  const void* key = t_in_suite ? nullptr : caller;
+  void*& slot = cache[key][name];
+  if (!slot) {
+    slot = find_real(name, caller);
+    if (!slot) std::fprintf(stderr, "libks_dgemm: no cuBLAS in this process defines %s\n", name);
+  }
+  return slot;
+}
+
+template <class F>
+F real_fn(const char* name, void* caller) {
+  return reinterpret_cast<F>(real(name, caller));
+}
+
+// ---- the suite's side ----
+
+// An execution context per device and stream (scratch, cuBLAS handles), each used by one call at a time. The
+// per-thread default stream is a different stream in each thread: its contexts are per thread too.
+struct Slot {
+  std::mutex mutex;
+  std::unique_ptr<ExecContext> ctx;
+};
+Slot& slot_for(int device, cudaStream_t stream) {
+  static std::mutex mutex;
+  using Key = std::tuple<int, cudaStream_t, std::thread::id>;
+  static auto* slots = new std::map<Key, std::unique_ptr<Slot>>;  // never destroyed: calls may come during exit
+  const std::thread::id thread = stream == cudaStreamPerThread ? std::this_thread::get_id() : std::thread::id{};
+  std::lock_guard<std::mutex> lock(mutex);
+  std::unique_ptr<Slot>& s = (*slots)[Key{device, stream, thread}];
+  if (!s) {
+    s = std::make_unique<Slot>();
+    s->ctx = std::make_unique<ExecContext>(stream);
+  }
+  return *s;
+}
+
+struct InSuite {
+  InSuite() { t_in_suite = true; }
+  ~InSuite() { t_in_suite = false; }
+};
+
+// The operands of one call, element strides between batch members (0 for one).
+struct Operands {
+  double alpha, beta;
+  const double* A;
+  const double* B;
+  double* C;
+  long long strideA = 0, strideB = 0, strideC = 0;
+};
+
+// Runs batch members [from, batch) of `c` with the variant; returns the first member not run (an exception
+// stops it: the rest go native).
+std::int64_t run_suite(const Route& r, const Call& c, const Operands& o, cudaStream_t stream, std::string& error) {
+  const gemm::GemmVariant* v = gemm::registry().find(r.variant);
+  if (!v) {
+    error = "no variant " + r.variant;
+    return 0;
+  }
+  std::int64_t b = 0;
+  try {
+    int device = 0;
+    if (cudaGetDevice(&device) != cudaSuccess) throw std::runtime_error("cudaGetDevice failed");
+    Slot& s = slot_for(device, stream);
+    std::lock_guard<std::mutex> lock(s.mutex);
+    InSuite in;
+    for (; b < c.batch; ++b) {
+      gemm::GemmArgs a;
+      a.M = static_cast<int>(c.M), a.N = static_cast<int>(c.N), a.K = static_cast<int>(c.K);
+      a.alpha = o.alpha, a.beta = o.beta;
+      a.A = o.A + b * o.strideA, a.lda = static_cast<int>(c.lda);
+      a.B = o.B + b * o.strideB, a.ldb = static_cast<int>(c.ldb);
+      a.C = o.C + b * o.strideC, a.ldc = static_cast<int>(c.ldc);
+      gemm::run(*v, a, *s.ctx);
+    }
+  } catch (const std::exception& e) {
+    error = e.what();
+    (void)cudaGetLastError();
+  }
+  return b;
+}
+
+char op_char(cublasOperation_t t) {
+  switch (t) {
+    case CUBLAS_OP_N: return 'N';
+    case CUBLAS_OP_T: return 'T';
+    case CUBLAS_OP_C: return 'C';
+    default: return '?';
+  }
+}
+
+// Everything an entry point does but the call itself: read the handle's state, route, run the suite's kernels
+// or hand the call (all of it, or the batch members left) to `native(first_member)`.
+template <class Native>
+cublasStatus_t serve(Call c, cublasHandle_t handle, const void* alpha, const void* beta, Operands o, void* caller,
+                     Native&& native) {
+  if (t_in_suite) return native(0);  // the suite's own cuBLAS call (ozaki's native fallback): never routed again
+  c.handle = handle != nullptr;
+  if (c.handle && blas_valid(c) && c.types_fp64 && settings().policy.kind != PolicyKind::Native) {
+    cublasPointerMode_t pm = CUBLAS_POINTER_MODE_HOST;
+    cublasMath_t math = CUBLAS_DEFAULT_MATH;
+    auto get_pm = real_fn<decltype(&cublasGetPointerMode_v2)>("cublasGetPointerMode_v2", caller);
+    auto get_math = real_fn<decltype(&cublasGetMathMode)>("cublasGetMathMode", caller);
+    if (!get_pm || !get_math || get_pm(handle, &pm) != CUBLAS_STATUS_SUCCESS ||
+        get_math(handle, &math) != CUBLAS_STATUS_SUCCESS)
+      return native(0);
+    c.host_scalars = pm == CUBLAS_POINTER_MODE_HOST;
+    c.pedantic = c.pedantic || (static_cast<int>(math) & 0xf) == CUBLAS_PEDANTIC_MATH;
+    cudaStream_t stream = nullptr;
+    auto get_stream = real_fn<decltype(&cublasGetStream_v2)>("cublasGetStream_v2", caller);
+    if (!get_stream || get_stream(handle, &stream) != CUBLAS_STATUS_SUCCESS) return native(0);
+    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
+    c.capturing = cudaStreamIsCapturing(stream, &capture) != cudaSuccess || capture != cudaStreamCaptureStatusNone;
+    (void)cudaGetLastError();
+    if (c.host_scalars) {
+      o.alpha = *static_cast<const double*>(alpha);
+      o.beta = *static_cast<const double*>(beta);
+    }
+    const Route r = route(c, settings().policy, [&] {
+      Facts f;
+      gemm::GemmArgs a;
+      a.M = static_cast<int>(c.M), a.N = static_cast<int>(c.N), a.K = static_cast<int>(c.K);
+      a.A = o.A, a.lda = static_cast<int>(c.lda), a.B = o.B, a.ldb = static_cast<int>(c.ldb);
+      try {
+        f.tma_runs = gemm::dmma::tma_rule_runs_tma(a);
+      } catch (const std::exception&) {
+        (void)cudaGetLastError();
+      }
+      f.ozaki_by_shape = gemm::ozaki::native_by_shape(a.M, a.N, a.K, 0);
+      return f;
+    });
+    if (!r.native()) {
+      std::string error;
+      const std::int64_t done = run_suite(r, c, o, stream, error);
+      if (done == c.batch) {
+        log_call(c, r, r.variant.rfind("ozaki", 0) == 0 ? " (ozaki waits for its inputs' statistics)" : "");
+        return CUBLAS_STATUS_SUCCESS;
+      }
+      log_call(c, r, (" (failed at batch member " + std::to_string(done) + ": " + error + "; the rest native)").c_str());
+      return native(done);
+    }
+    log_call(c, r);
+    return native(0);
+  }
+  log_call(c, route(c, settings().policy, [] { return Facts{}; }));
+  return native(0);
+}
+
+bool fp64_types(cudaDataType a, cudaDataType b, cudaDataType c, cublasComputeType_t compute, bool& pedantic) {
+  pedantic = compute == CUBLAS_COMPUTE_64F_PEDANTIC;
+  return a == CUDA_R_64F && b == CUDA_R_64F && c == CUDA_R_64F &&
+         (compute == CUBLAS_COMPUTE_64F || compute == CUBLAS_COMPUTE_64F_PEDANTIC);
+}
+
+template <class I>
+Call make_call(const char* entry, cublasOperation_t ta, cublasOperation_t tb, I m, I n, I k, I lda, I ldb, I ldc,
+               std::int64_t batch = 1) {
+  Call c;
+  c.entry = entry;
+  c.transa = op_char(ta), c.transb = op_char(tb);
+  c.M = m, c.N = n, c.K = k, c.lda = lda, c.ldb = ldb, c.ldc = ldc, c.batch = batch;
+  return c;
+}
+
+}  // namespace
+}  // namespace ks::dropin
+
+using ks::dropin::Operands;
+using ks::dropin::make_call;
+using ks::dropin::real_fn;
+using ks::dropin::serve;
+
+// cublas_api.h overloads these two in C++ (the legacy cudaDataType compute type): their C forms, by hand.
+using GemmExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
+                                    const void*, cudaDataType, int, const void*, cudaDataType, int, const void*, void*,
+                                    cudaDataType, int, cublasComputeType_t, cublasGemmAlgo_t);
+using GemmStridedBatchedExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int,
+                                                  const void*, const void*, cudaDataType, int, long long, const void*,
+                                                  cudaDataType, int, long long, const void*, void*, cudaDataType, int,
+                                                  long long, int, cublasComputeType_t, cublasGemmAlgo_t);
+
+// The eight entry points. Each hands `native(first)` the batch members from `first` on (the whole call for 0).
+#define KS_CALLER __builtin_return_address(0)
+
+KS_EXPORT cublasStatus_t cublasDgemm_v2(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                                        int m, int n, int k, const double* alpha, const double* A, int lda,
+                                        const double* B, int ldb, const double* beta, double* C, int ldc) {
+  void* caller = KS_CALLER;
+  return serve(make_call("cublasDgemm_v2", transa, transb, m, n, k, lda, ldb, ldc), handle, alpha, beta,
+               Operands{0, 0, A, B, C}, caller, [&](std::int64_t) {
+                 auto f = real_fn<decltype(&cublasDgemm_v2)>("cublasDgemm_v2", caller);
+                 return f ? f(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc)
+                          : CUBLAS_STATUS_NOT_INITIALIZED;
+               });
+}
+
+KS_EXPORT cublasStatus_t cublasDgemm_v2_64(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                                           int64_t m, int64_t n, int64_t k, const double* alpha, const double* A,
+                                           int64_t lda, const double* B, int64_t ldb, const double* beta, double* C,
+                                           int64_t ldc) {
+  void* caller = KS_CALLER;
+  return serve(make_call("cublasDgemm_v2_64", transa, transb, m, n, k, lda, ldb, ldc), handle, alpha, beta,
+               Operands{0, 0, A, B, C}, caller, [&](std::int64_t) {
+                 auto f = real_fn<decltype(&cublasDgemm_v2_64)>("cublasDgemm_v2_64", caller);
+                 return f ? f(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc)
+                          : CUBLAS_STATUS_NOT_INITIALIZED;
+               });
+}
+
+KS_EXPORT cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
+                                                   cublasOperation_t transb, int m, int n, int k, const double* alpha,
+                                                   const double* A, int lda, long long strideA, const double* B,
+                                                   int ldb, long long strideB, const double* beta, double* C, int ldc,
+                                                   long long strideC, int batchCount) {
+  void* caller = KS_CALLER;
+  return serve(make_call("cublasDgemmStridedBatched", transa, transb, m, n, k, lda, ldb, ldc, batchCount), handle,
+               alpha, beta, Operands{0, 0, A, B, C, strideA, strideB, strideC}, caller, [&](std::int64_t first) {
+                 auto f = real_fn<decltype(&cublasDgemmStridedBatched)>("cublasDgemmStridedBatched", caller);
+                 return f ? f(handle, transa, transb, m, n, k, alpha, A + first * strideA, lda, strideA,
+                              B + first * strideB, ldb, strideB, beta, C + first * strideC, ldc, strideC,
+                              static_cast<int>(batchCount - first))
+                          : CUBLAS_STATUS_NOT_INITIALIZED;
+               });
+}
+
+KS_EXPORT cublasStatus_t cublasDgemmStridedBatched_64(cublasHandle_t handle, cublasOperation_t transa,
+                                                      cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
+                                                      const double* alpha, const double* A, int64_t lda,
+                                                      long long strideA, const double* B, int64_t ldb,
+                                                      long long strideB, const double* beta, double* C, int64_t ldc,
+                                                      long long strideC, int64_t batchCount) {
+  void* caller = KS_CALLER;
+  return serve(make_call("cublasDgemmStridedBatched_64", transa, transb, m, n, k, lda, ldb, ldc, batchCount), handle,
+               alpha, beta, Operands{0, 0, A, B, C, strideA, strideB, strideC}, caller, [&](std::int64_t first) {
+                 auto f = real_fn<decltype(&cublasDgemmStridedBatched_64)>("cublasDgemmStridedBatched_64", caller);
+                 return f ? f(handle, transa, transb, m, n, k, alpha, A + first * strideA, lda, strideA,
+                              B + first * strideB, ldb, strideB, beta, C + first * strideC, ldc, strideC,
+                              batchCount - first)
+                          : CUBLAS_STATUS_NOT_INITIALIZED;
+               });
+}
+
+KS_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
+                                      int n, int k, const void* alpha, const void* A, cudaDataType Atype, int lda,
+                                      const void* B, cudaDataType Btype, int ldb, const void* beta, void* C,
+                                      cudaDataType Ctype, int ldc, cublasComputeType_t computeType,
+                                      cublasGemmAlgo_t algo) {
+  void* caller = KS_CALLER;
+  ks::dropin::Call c = make_call("cublasGemmEx", transa, transb, m, n, k, lda, ldb, ldc);
+  c.types_fp64 = ks::dropin::fp64_types(Atype, Btype, Ctype, computeType, c.pedantic);
+  return serve(c, handle, alpha, beta,
+               Operands{0, 0, static_cast<const double*>(A), static_cast<const double*>(B), static_cast<double*>(C)},
+               caller, [&](std::int64_t) {
+                 auto f = real_fn<GemmExFn>("cublasGemmEx", caller);
+                 return f ? f(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc,
+                              computeType, algo)
+                          : CUBLAS_STATUS_NOT_INITIALIZED;
+               });
+}
+
+KS_EXPORT cublasStatus_t cublasGemmEx_64(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
+                                         int64_t m, int64_t n, int64_t k, const void* alpha, const void* A,
+                                         cudaDataType Atype, int64_t lda, const void* B, cudaDataType Btype,
+                                         int64_t ldb, const void* beta, void* C, cudaDataType Ctype, int64_t ldc,
+                                         cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+  void* caller = KS_CALLER;
+  ks::dropin::Call c = make_call("cublasGemmEx_64", transa, transb, m, n, k, lda, ldb, ldc);
+  c.types_fp64 = ks::dropin::fp64_types(Atype, Btype, Ctype, computeType, c.pedantic);
+  return serve(c, handle, alpha, beta,
+               Operands{0, 0, static_cast<const double*>(A), static_cast<const double*>(B), static_cast<double*>(C)},
+               caller, [&](std::int64_t) {
+                 auto f = real_fn<decltype(&cublasGemmEx_64)>("cublasGemmEx_64", caller);
+                 return f ? f(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc,
+                              computeType, algo)
+                          : CUBLAS_STATUS_NOT_INITIALIZED;
+               });
+}
+
+KS_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa,
+                                                    cublasOperation_t transb, int m, int n, int k, const void* alpha,
+                                                    const void* A, cudaDataType Atype, int lda, long long strideA,
+                                                    const void* B, cudaDataType Btype, int ldb, long long strideB,
+                                                    const void* beta, void* C, cudaDataType Ctype, int ldc,
+                                                    long long strideC, int batchCount,
+                                                    cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+  void* caller = KS_CALLER;
+  ks::dropin::Call c = make_call("cublasGemmStridedBatchedEx", transa, transb, m, n, k, lda, ldb, ldc, batchCount);
+  c.types_fp64 = ks::dropin::fp64_types(Atype, Btype, Ctype, computeType, c.pedantic);
+  // Element strides for the suite's side; the real call gets byte offsets of the same members.
+  return serve(c, handle, alpha, beta,
+               Operands{0, 0, static_cast<const double*>(A), static_cast<const double*>(B), static_cast<double*>(C),
+                        strideA, strideB, strideC},
+               caller, [&](std::int64_t first) {
+                 auto f = real_fn<GemmStridedBatchedExFn>("cublasGemmStridedBatchedEx", caller);
+                 return f ? f(handle, transa, transb, m, n, k, alpha, static_cast<const double*>(A) + first * strideA,
+                              Atype, lda, strideA, static_cast<const double*>(B) + first * strideB, Btype, ldb, strideB,
+                              beta, static_cast<double*>(C) + first * strideC, Ctype, ldc, strideC,
+                              static_cast<int>(batchCount - first), computeType, algo)
+                          : CUBLAS_STATUS_NOT_INITIALIZED;
+               });
+}
+
+KS_EXPORT cublasStatus_t cublasGemmStridedBatchedEx_64(cublasHandle_t handle, cublasOperation_t transa,
+                                                       cublasOperation_t transb, int64_t m, int64_t n, int64_t k,
+                                                       const void* alpha, const void* A, cudaDataType Atype,
+                                                       int64_t lda, long long strideA, const void* B,
+                                                       cudaDataType Btype, int64_t ldb, long long strideB,
+                                                       const void* beta, void* C, cudaDataType Ctype, int64_t ldc,
+                                                       long long strideC, int64_t batchCount,
+                                                       cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+  void* caller = KS_CALLER;
+  ks::dropin::Call c = make_call("cublasGemmStridedBatchedEx_64", transa, transb, m, n, k, lda, ldb, ldc, batchCount);
+  c.types_fp64 = ks::dropin::fp64_types(Atype, Btype, Ctype, computeType, c.pedantic);
+  return serve(c, handle, alpha, beta,
+               Operands{0, 0, static_cast<const double*>(A), static_cast<const double*>(B), static_cast<double*>(C),
+                        strideA, strideB, strideC},
+               caller, [&](std::int64_t first) {
+                 auto f = real_fn<decltype(&cublasGemmStridedBatchedEx_64)>("cublasGemmStridedBatchedEx_64", caller);
+                 return f ? f(handle, transa, transb, m, n, k, alpha, static_cast<const double*>(A) + first * strideA,
+                              Atype, lda, strideA, static_cast<const double*>(B) + first * strideB, Btype, ldb, strideB,
+                              beta, static_cast<double*>(C) + first * strideC, Ctype, ldc, strideC, batchCount - first,
+                              computeType, algo)
+                          : CUBLAS_STATUS_NOT_INITIALIZED;
+               });
+}

@@ -1,0 +1,145 @@
+// The drop-in library's routing rules and its policy variable (dropin/route.hpp), without a GPU: which calls
+// reach the suite's kernels, which go to the real cuBLAS, and that the device is asked only when it matters.
+#include "dropin/route.hpp"
+
+#include <gtest/gtest.h>
+
+#include <set>
+#include <stdexcept>
+#include <string>
+
+namespace ks::dropin {
+namespace {
+
+bool known(const std::string& name) { return std::set<std::string>{"dmma_tma", "ozaki_14", "naive"}.count(name) > 0; }
+
+TEST(DropinPolicy, ParsesEveryDocumentedValue) {
+  EXPECT_EQ(parse_policy(nullptr, known).kind, PolicyKind::Auto);
+  EXPECT_EQ(parse_policy("", known).kind, PolicyKind::Auto);
+  EXPECT_EQ(parse_policy("auto", known).kind, PolicyKind::Auto);
+  EXPECT_EQ(parse_policy("native", known).kind, PolicyKind::Native);
+  EXPECT_EQ(parse_policy("fp64", known).kind, PolicyKind::Fp64);
+  EXPECT_EQ(parse_policy("ozaki", known).kind, PolicyKind::Ozaki);
+  const Policy v = parse_policy("ozaki_14", known);
+  EXPECT_EQ(v.kind, PolicyKind::Variant);
+  EXPECT_EQ(v.variant, "ozaki_14");
+  EXPECT_EQ(v.str(), "ozaki_14");
+}
+
+TEST(DropinPolicy, RefusesAnythingElseWithOneLine) {
+  for (const char* bad : {"Auto", "dmma", " auto", "auto ", "fp32", "native,ozaki", "\x01\xff", "x\ny"}) {
+    try {
+      parse_policy(bad, known);
+      ADD_FAILURE() << "accepted '" << bad << "'";
+    } catch (const std::invalid_argument& e) {
+      const std::string m = e.what();
+      EXPECT_EQ(m.find('\n'), std::string::npos) << m;
+      EXPECT_NE(m.find("KS_DGEMM="), std::string::npos) << m;
+    }
+  }
+  EXPECT_THROW(parse_policy(std::string(10000, 'a').c_str(), known), std::invalid_argument);
+}
+
+Call big(std::int64_t m = 8192, std::int64_t n = 8192, std::int64_t k = 8192) {
+  Call c;
+  c.entry = "cublasDgemm_v2";
+  c.M = m, c.N = n, c.K = k, c.lda = m, c.ldb = k, c.ldc = m;
+  return c;
+}
+
+TEST(DropinRoute, BlasArgumentRulesFollowTheStoredShapes) {
+  EXPECT_TRUE(blas_valid(big()));
+  Call c = big(100, 50, 30);
+  c.lda = 99;
+  EXPECT_FALSE(blas_valid(c));  // A is M x K: lda >= M
+  c.transa = 'T', c.lda = 30;
+  EXPECT_TRUE(blas_valid(c));   // A stored K x M: lda >= K
+  c.lda = 29;
+  EXPECT_FALSE(blas_valid(c));
+  c = big(100, 50, 30);
+  c.ldb = 29;
+  EXPECT_FALSE(blas_valid(c));  // B is K x N: ldb >= K
+  c.transb = 'C', c.ldb = 50;
+  EXPECT_TRUE(blas_valid(c));   // stored N x K: ldb >= N
+  c = big(100, 50, 30);
+  c.ldc = 99;
+  EXPECT_FALSE(blas_valid(c));
+  c = big(0, 0, 0);
+  c.lda = c.ldb = c.ldc = 1;
+  EXPECT_TRUE(blas_valid(c));   // empty, with leading dimensions of at least 1
+  c.lda = 0;
+  EXPECT_FALSE(blas_valid(c));
+  for (auto f : {&Call::M, &Call::N, &Call::K, &Call::batch}) {
+    c = big();
+    c.*f = -1;
+    EXPECT_FALSE(blas_valid(c));
+  }
+  c = big();
+  c.transa = '?';
+  EXPECT_FALSE(blas_valid(c));
+  c = big();
+  c.handle = false;
+  EXPECT_FALSE(blas_valid(c));
+}
+
+// Facts that fail the test when asked: the rule must decide without the device.
+Facts never() {
+  ADD_FAILURE() << "the device was asked";
+  return {};
+}
+Facts tma_only() { return {true, "native: below the speed model's crossover"}; }
+Facts ozaki_pays() { return {true, ""}; }
+
+TEST(DropinRoute, DeclinesWhatTheSuiteDoesNotRun) {
+  const Policy autop{};
+  auto native_why = [&](const Call& c, const Policy& p = {}) {
+    const Route r = route(c, p, never);
+    EXPECT_TRUE(r.native()) << r.variant;
+    return r.why;
+  };
+  Call c = big();
+  c.types_fp64 = false;
+  EXPECT_NE(native_why(c).find("not FP64"), std::string::npos);
+  c = big();
+  c.lda = 1;
+  EXPECT_NE(native_why(c).find("own status"), std::string::npos);
+  c = big(0, 8192, 8192);
+  c.lda = c.ldc = 1;
+  EXPECT_NE(native_why(c).find("quick return"), std::string::npos);
+  c = big();
+  c.batch = 0;
+  EXPECT_NE(native_why(c).find("quick return"), std::string::npos);
+  EXPECT_EQ(native_why(big(), {PolicyKind::Native, {}}), "KS_DGEMM=native");
+  for (char t : {'T', 'C'}) {
+    c = big();
+    c.transb = t;
+    EXPECT_NE(native_why(c).find("transposed"), std::string::npos);
+  }
+  c = big();
+  c.host_scalars = false;
+  EXPECT_NE(native_why(c).find("device memory"), std::string::npos);
+  c = big();
+  c.pedantic = true;
+  EXPECT_NE(native_why(c).find("pedantic"), std::string::npos);
+  c = big();
+  c.capturing = true;
+  EXPECT_NE(native_why(c, {PolicyKind::Variant, "dmma_tma"}).find("capture"), std::string::npos);
+  c = big(1LL << 31, 16, 16);
+  EXPECT_NE(native_why(c).find("2^31"), std::string::npos);
+}
+
+TEST(DropinRoute, AutoTakesOzakiWhereItsModelPredictsAWinAndDmmaTmaWhereMeasuredAhead) {
+  EXPECT_EQ(route(big(), {}, ozaki_pays).variant, "ozaki");
+  EXPECT_EQ(route(big(), {PolicyKind::Fp64, {}}, ozaki_pays).variant, "dmma_tma");  // fp64: never the emulation
+  EXPECT_EQ(route(big(), {}, tma_only).variant, "dmma_tma");
+  EXPECT_EQ(route(big(2048, 2048, 256), {}, tma_only).variant, "dmma_tma");
+  EXPECT_TRUE(route(big(2047, 8192, 8192), {}, tma_only).native());
+  EXPECT_TRUE(route(big(8192, 2047, 8192), {}, tma_only).native());
+  EXPECT_TRUE(route(big(8192, 8192, 255), {}, tma_only).native());
+  EXPECT_TRUE(route(big(), {}, [] { return Facts{false, "native"}; }).native());  // no TMA tile: dmma would run
+  EXPECT_EQ(route(big(64, 64, 64), {PolicyKind::Variant, "naive"}, never).variant, "naive");
+  EXPECT_EQ(route(big(64, 64, 64), {PolicyKind::Ozaki, {}}, never).variant, "ozaki");
+}
+
+}  // namespace
+}  // namespace ks::dropin
