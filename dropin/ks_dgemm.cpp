@@ -4,26 +4,22 @@
 // suite's dmma_tma or ozaki runs it, or the real cuBLAS. Every other cuBLAS function, and every call routed
 // native, is the real cuBLAS's own.
 //
+// This library depends on neither cuBLAS nor the CUDA runtime: the suite's side (dropin/backend.hpp) is loaded
+// the first time a call may run on it, and then binds to the cuBLAS and runtime the program already loaded.
 // The real cuBLAS is the copy the caller was linked against, wherever it came from (the toolkit, a Python wheel
-// loaded privately, as PyTorch does): the object that called is found from the return address, and the entry
+// loaded privately, as PyTorch does): the object that called is found from the return address and the entry
 // point looked up in its own dependencies (dlsym on its handle); failing that, among the loaded libcublas
-// copies; failing that, the next definition after this library. The suite's own cuBLAS calls (ozaki's INT8
-// products, its native fallback) come back here too, flagged per thread, and go to the copy the suite's
-// libraries were linked against, which created their handles.
+// copies; failing that, the next definition after this library. The suite's own cuBLAS calls (ozaki's native
+// fallback) come back here too, flagged per thread, and go to the copy the backend was bound to.
 //
 // Per call: the handle's stream, pointer mode and math mode are read from the real cuBLAS; the suite's kernels
 // run on that stream with an execution context (scratch, handles) per device and stream, kept for the life of
 // the process. Policy through the environment, read once at load: KS_DGEMM (dropin/route.hpp) and
 // KS_DGEMM_LOG=FILE (one line per call: entry point, ops, shape, leading dimensions, batch, route and why).
+#include "dropin/backend.hpp"
 #include "dropin/route.hpp"
 
-#include "common/exec_context.hpp"
-#include "gemm/07_ozaki/ozaki.hpp"
-#include "gemm/dmma_shapes.hpp"
-#include "gemm/gemm.hpp"
-
 #include <cublas_v2.h>
-#include <cuda_runtime.h>
 #include <dlfcn.h>
 #include <link.h>
 
@@ -49,6 +45,46 @@
 namespace ks::dropin {
 namespace {
 
+// ---- the suite's side, loaded on first need ----
+
+struct Backend {
+  void* handle = nullptr;
+  int (*known)(const char*) = nullptr;
+  int (*capturing)(void*) = nullptr;
+  void (*facts)(const KsDgemmArgs*, int*, char*, std::size_t) = nullptr;
+  long long (*run)(const char*, const KsDgemmArgs*, char*, std::size_t) = nullptr;
+};
+
+void* this_library_base();
+
+// libks_dgemm_backend.so beside this library; nullptr (and one line on stderr) where it does not load.
+const Backend* backend() {
+  static const Backend* b = []() -> const Backend* {
+    Dl_info info{};
+    std::string path = "libks_dgemm_backend.so";
+    if (dladdr(reinterpret_cast<void*>(&this_library_base), &info) && info.dli_fname) {
+      const std::string self = info.dli_fname;
+      const std::size_t slash = self.rfind('/');
+      if (slash != std::string::npos) path = self.substr(0, slash + 1) + path;
+    }
+    auto* out = new Backend;
+    out->handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (out->handle) {
+      out->known = reinterpret_cast<decltype(out->known)>(dlsym(out->handle, "ks_dgemm_backend_known"));
+      out->capturing = reinterpret_cast<decltype(out->capturing)>(dlsym(out->handle, "ks_dgemm_backend_capturing"));
+      out->facts = reinterpret_cast<decltype(out->facts)>(dlsym(out->handle, "ks_dgemm_backend_facts"));
+      out->run = reinterpret_cast<decltype(out->run)>(dlsym(out->handle, "ks_dgemm_backend_run"));
+    }
+    if (!out->known || !out->capturing || !out->facts || !out->run) {
+      std::fprintf(stderr, "libks_dgemm: cannot load %s (%s); every call goes to the real cuBLAS\n", path.c_str(),
+                   out->handle ? "an entry point is missing" : dlerror());
+      return nullptr;
+    }
+    return out;
+  }();
+  return b;
+}
+
 // ---- the policy and the log, read once when the library loads ----
 
 struct Settings {
@@ -61,8 +97,11 @@ Settings& settings() {
   static Settings* s = [] {
     auto* out = new Settings;  // kept for the life of the process: calls may come from other threads' exit paths
     try {
-      out->policy = parse_policy(std::getenv("KS_DGEMM"),
-                                 [](const std::string& name) { return gemm::registry().find(name) != nullptr; });
+      // A variant's name is checked against the suite's registry: only then is the backend loaded at start.
+      out->policy = parse_policy(std::getenv("KS_DGEMM"), [](const std::string& name) {
+        const Backend* b = backend();
+        return b && b->known(name.c_str()) != 0;
+      });
     } catch (const std::exception& e) {
       std::fprintf(stderr, "libks_dgemm: %s; every call goes to the real cuBLAS\n", e.what());
       out->policy = {PolicyKind::Native, {}};
@@ -135,7 +174,12 @@ void* find_real(const char* name, void* caller) {
     for (const std::string& path : loaded)
       if (void* fn = from_object(path.c_str(), name)) return fn;
   }
-  void* fn = dlsym(RTLD_NEXT, name);
+  void* fn = nullptr;
+  if (t_in_suite) {
+    const Backend* b = backend();  // loaded: the suite runs
+    fn = b ? dlsym(b->handle, name) : nullptr;  // the copy the backend's libraries were bound to
+  }
+  if (!fn || defined_here(fn)) fn = dlsym(RTLD_NEXT, name);
   return defined_here(fn) ? nullptr : fn;
 }
 
@@ -158,26 +202,6 @@ F real_fn(const char* name, void* caller) {
 
 // ---- the suite's side ----
 
-// An execution context per device and stream (scratch, cuBLAS handles), each used by one call at a time. The
-// per-thread default stream is a different stream in each thread: its contexts are per thread too.
-struct Slot {
-  std::mutex mutex;
-  std::unique_ptr<ExecContext> ctx;
-};
-Slot& slot_for(int device, cudaStream_t stream) {
-  static std::mutex mutex;
-  using Key = std::tuple<int, cudaStream_t, std::thread::id>;
-  static auto* slots = new std::map<Key, std::unique_ptr<Slot>>;  // never destroyed: calls may come during exit
-  const std::thread::id thread = stream == cudaStreamPerThread ? std::this_thread::get_id() : std::thread::id{};
-  std::lock_guard<std::mutex> lock(mutex);
-  std::unique_ptr<Slot>& s = (*slots)[Key{device, stream, thread}];
-  if (!s) {
-    s = std::make_unique<Slot>();
-    s->ctx = std::make_unique<ExecContext>(stream);
-  }
-  return *s;
-}
-
 struct InSuite {
   InSuite() { t_in_suite = true; }
   ~InSuite() { t_in_suite = false; }
@@ -192,35 +216,10 @@ struct Operands {
   long long strideA = 0, strideB = 0, strideC = 0;
 };
 
-// Runs batch members [from, batch) of `c` with the variant; returns the first member not run (an exception
-// stops it: the rest go native).
-std::int64_t run_suite(const Route& r, const Call& c, const Operands& o, cudaStream_t stream, std::string& error) {
-  const gemm::GemmVariant* v = gemm::registry().find(r.variant);
-  if (!v) {
-    error = "no variant " + r.variant;
-    return 0;
-  }
-  std::int64_t b = 0;
-  try {
-    int device = 0;
-    if (cudaGetDevice(&device) != cudaSuccess) throw std::runtime_error("cudaGetDevice failed");
-    Slot& s = slot_for(device, stream);
-    std::lock_guard<std::mutex> lock(s.mutex);
-    InSuite in;
-    for (; b < c.batch; ++b) {
-      gemm::GemmArgs a;
-      a.M = static_cast<int>(c.M), a.N = static_cast<int>(c.N), a.K = static_cast<int>(c.K);
-      a.alpha = o.alpha, a.beta = o.beta;
-      a.A = o.A + b * o.strideA, a.lda = static_cast<int>(c.lda);
-      a.B = o.B + b * o.strideB, a.ldb = static_cast<int>(c.ldb);
-      a.C = o.C + b * o.strideC, a.ldc = static_cast<int>(c.ldc);
-      gemm::run(*v, a, *s.ctx);
-    }
-  } catch (const std::exception& e) {
-    error = e.what();
-    (void)cudaGetLastError();
-  }
-  return b;
+KsDgemmArgs backend_args(const Call& c, const Operands& o, void* stream) {
+  return {static_cast<int>(c.M), static_cast<int>(c.N), static_cast<int>(c.K), o.alpha, o.beta, o.A,
+          static_cast<int>(c.lda), o.B, static_cast<int>(c.ldb), o.C, static_cast<int>(c.ldc), o.strideA, o.strideB,
+          o.strideC, c.batch, stream};
 }
 
 char op_char(cublasOperation_t t) {
@@ -252,34 +251,44 @@ cublasStatus_t serve(Call c, cublasHandle_t handle, const void* alpha, const voi
     cudaStream_t stream = nullptr;
     auto get_stream = real_fn<decltype(&cublasGetStream_v2)>("cublasGetStream_v2", caller);
     if (!get_stream || get_stream(handle, &stream) != CUBLAS_STATUS_SUCCESS) return native(0);
-    cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
-    c.capturing = cudaStreamIsCapturing(stream, &capture) != cudaSuccess || capture != cudaStreamCaptureStatusNone;
-    (void)cudaGetLastError();
     if (c.host_scalars) {
       o.alpha = *static_cast<const double*>(alpha);
       o.beta = *static_cast<const double*>(beta);
     }
-    const Route r = route(c, settings().policy, [&] {
+    const Backend* b = nullptr;
+    Route r = route(c, settings().policy, [&] {  // asked only for calls large enough for the suite
       Facts f;
-      gemm::GemmArgs a;
-      a.M = static_cast<int>(c.M), a.N = static_cast<int>(c.N), a.K = static_cast<int>(c.K);
-      a.A = o.A, a.lda = static_cast<int>(c.lda), a.B = o.B, a.ldb = static_cast<int>(c.ldb);
-      try {
-        f.tma_runs = gemm::dmma::tma_rule_runs_tma(a);
-      } catch (const std::exception&) {
-        (void)cudaGetLastError();
-      }
-      f.ozaki_by_shape = gemm::ozaki::native_by_shape(a.M, a.N, a.K, 0);
-      return f;
+      b = backend();
+      if (!b) return Facts{false, "native: the suite's backend did not load"};
+      const KsDgemmArgs args = backend_args(c, o, stream);
+      int tma = 0;
+      char why[256] = "";
+      b->facts(&args, &tma, why, sizeof why);
+      return Facts{tma != 0, why};
     });
     if (!r.native()) {
-      std::string error;
-      const std::int64_t done = run_suite(r, c, o, stream, error);
+      b = backend();
+      if (!b) {
+        r = Route{{}, "the suite's backend did not load"};
+      } else if (b->capturing(stream)) {
+        c.capturing = true;
+        r = route(c, settings().policy, [] { return Facts{}; });  // native, saying why
+      }
+    }
+    if (!r.native()) {
+      char error[512] = "";
+      const KsDgemmArgs args = backend_args(c, o, stream);
+      long long done = 0;
+      {
+        InSuite in;
+        done = b->run(r.variant.c_str(), &args, error, sizeof error);
+      }
       if (done == c.batch) {
         log_call(c, r, r.variant.rfind("ozaki", 0) == 0 ? " (ozaki waits for its inputs' statistics)" : "");
         return CUBLAS_STATUS_SUCCESS;
       }
-      log_call(c, r, (" (failed at batch member " + std::to_string(done) + ": " + error + "; the rest native)").c_str());
+      log_call(c, r, (" (failed at batch member " + std::to_string(done) + ": " + std::string(error) +
+                      "; the rest native)").c_str());
       return native(done);
     }
     log_call(c, r);

@@ -56,11 +56,13 @@ Route route(const Call& c, const Policy& p, const std::function<Facts()>& facts)
   if (std::max({c.M, c.N, c.K, c.lda, c.ldb, c.ldc}) > kMaxDim) return native("a size or leading dimension above 2^31");
   if (p.kind == PolicyKind::Variant) return {p.variant, "KS_DGEMM=" + p.variant};
   if (p.kind == PolicyKind::Ozaki) return {"ozaki", "KS_DGEMM=ozaki (its rule may still pick native for the inputs)"};
+  // Below these sizes neither dmma_tma nor ozaki was measured ahead of cuBLAS: decided without the device, so a
+  // small call costs the library next to nothing.
+  if (std::min(c.M, c.N) < kTmaMinSide || c.K < kTmaMinDepth)
+    return native("below the suite's measured wins (min(M, N) >= 2048 and K >= 256)");
   const Facts f = facts();
   if (p.kind == PolicyKind::Auto && f.ozaki_by_shape.empty())
     return {"ozaki", "ozaki's speed model predicts a win at this shape; its accuracy rule checks the inputs"};
-  if (std::min(c.M, c.N) < kTmaMinSide || c.K < kTmaMinDepth)
-    return native("below dmma_tma's measured win (min(M, N) >= 2048 and K >= 256)");
   if (!f.tma_runs) return native("dmma_tma's rule would not run a TMA tile here (device, alignment or shape)");
   return {"dmma_tma", "dmma_tma at or above cuBLAS here (min(M, N) >= 2048, K >= 256)"};
 }

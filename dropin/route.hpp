@@ -47,7 +47,7 @@ struct Route {
   bool native() const { return variant.empty(); }
 };
 
-// dmma_tma runs where it was measured at or above cuBLAS (H100, issue 36's table: 2048^3 101%, 4096^3 103%,
+// dmma_tma runs where it was measured at or above cuBLAS, and ozaki is considered there too (H100, issue 36's table: 2048^3 101%, 4096^3 103%,
 // 8192x8192x256 102%, 3000x5000x7000 108%; below: 1024^3 98%, 4096x4096x64 97.5%, 64x16384x16384 95%,
 // 256x256x65536 82%).
 constexpr std::int64_t kTmaMinSide = 2048;  // min(M, N)

@@ -133,9 +133,10 @@ TEST(DropinRoute, AutoTakesOzakiWhereItsModelPredictsAWinAndDmmaTmaWhereMeasured
   EXPECT_EQ(route(big(), {PolicyKind::Fp64, {}}, ozaki_pays).variant, "dmma_tma");  // fp64: never the emulation
   EXPECT_EQ(route(big(), {}, tma_only).variant, "dmma_tma");
   EXPECT_EQ(route(big(2048, 2048, 256), {}, tma_only).variant, "dmma_tma");
-  EXPECT_TRUE(route(big(2047, 8192, 8192), {}, tma_only).native());
-  EXPECT_TRUE(route(big(8192, 2047, 8192), {}, tma_only).native());
-  EXPECT_TRUE(route(big(8192, 8192, 255), {}, tma_only).native());
+  EXPECT_TRUE(route(big(2047, 8192, 8192), {}, never).native());  // small: decided without the device
+  EXPECT_TRUE(route(big(8192, 2047, 8192), {}, never).native());
+  EXPECT_TRUE(route(big(8192, 8192, 255), {}, never).native());
+  EXPECT_TRUE(route(big(64, 64, 64), {PolicyKind::Fp64, {}}, never).native());
   EXPECT_TRUE(route(big(), {}, [] { return Facts{false, "native"}; }).native());  // no TMA tile: dmma would run
   EXPECT_EQ(route(big(64, 64, 64), {PolicyKind::Variant, "naive"}, never).variant, "naive");
   EXPECT_EQ(route(big(64, 64, 64), {PolicyKind::Ozaki, {}}, never).variant, "ozaki");

@@ -1,0 +1,35 @@
+// The suite's side of the drop-in library: libks_dgemm_backend.so, loaded by libks_dgemm.so (dropin/ks_dgemm.cpp)
+// with dlopen the first time a call may run on the suite's kernels, never before. So the program's own cuBLAS
+// and CUDA runtime, loaded by then, are the copies the suite's libraries bind to (the loader matches them by
+// soname), and a program that makes no such call never loads the suite. A C interface: dlsym finds it by name.
+#pragma once
+
+#include <cstddef>
+
+extern "C" {
+
+// One call's operands: members b in [0, batch) at A + b strideA, B + b strideB, C + b strideC (elements).
+struct KsDgemmArgs {
+  int M, N, K;
+  double alpha, beta;
+  const double* A;
+  int lda;
+  const double* B;
+  int ldb;
+  double* C;
+  int ldc;
+  long long strideA, strideB, strideC, batch;
+  void* stream;  // cudaStream_t
+};
+
+// 1 where a DGEMM variant of that name exists.
+int ks_dgemm_backend_known(const char* name);
+// 1 where the stream is being captured into a CUDA graph, or the query fails.
+int ks_dgemm_backend_capturing(void* stream);
+// What the routing rule asks of the device (dropin::Facts): whether dmma_tma's rule would run a TMA tile, and
+// ozaki's shape gate (empty where the inputs decide), written into `ozaki_why` (cut at `cap`).
+void ks_dgemm_backend_facts(const KsDgemmArgs* a, int* tma_runs, char* ozaki_why, std::size_t cap);
+// Enqueues the members of `a` with the variant on a.stream; returns how many it enqueued (all, unless an error
+// stopped it: then its text is in `error`).
+long long ks_dgemm_backend_run(const char* variant, const KsDgemmArgs* a, char* error, std::size_t cap);
+}
