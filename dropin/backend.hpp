@@ -1,7 +1,5 @@
-// The suite's side of the drop-in library: libks_dgemm_backend.so, loaded by libks_dgemm.so (dropin/ks_dgemm.cpp)
-// with dlopen the first time a call may run on the suite's kernels, never before. So the program's own cuBLAS
-// and CUDA runtime, loaded by then, are the copies the suite's libraries bind to (the loader matches them by
-// soname), and a program that makes no such call never loads the suite. A C interface: dlsym finds it by name.
+// The suite's side of the drop-in library: libks_dgemm_backend.so, linked by libks_dgemm.so
+// (dropin/ks_dgemm.cpp), which sees only these C functions; the suite's C++ libraries stay behind them.
 #pragma once
 
 #include <cstddef>

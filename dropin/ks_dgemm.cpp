@@ -4,8 +4,11 @@
 // suite's dmma_tma or ozaki runs it, or the real cuBLAS. Every other cuBLAS function, and every call routed
 // native, is the real cuBLAS's own.
 //
-// This library depends on neither cuBLAS nor the CUDA runtime: the suite's side (dropin/backend.hpp) is loaded
-// the first time a call may run on it, and then binds to the cuBLAS and runtime the program already loaded.
+// The suite's side (dropin/backend.hpp, linked) loads with this library, and with it the suite's libraries and
+// the cuBLAS and CUDA runtime they were linked against: a program that loads its own copies by soname later
+// (PyTorch's and CuPy's wheels do) binds to these. (Loading the suite only on the first call that needs it, so
+// that it would bind to the program's copies instead, crashed inside libstdc++'s stream code under PyTorch
+// 2.11; docs/gemm-notes.md keeps the backtrace.)
 // The real cuBLAS is the copy the caller was linked against, wherever it came from (the toolkit, a Python wheel
 // loaded privately, as PyTorch does): the object that called is found from the return address and the entry
 // point looked up in its own dependencies (dlsym on its handle); failing that, among the loaded libcublas
@@ -57,29 +60,14 @@ struct Backend {
 
 void* this_library_base();
 
-// libks_dgemm_backend.so beside this library; nullptr (and one line on stderr) where it does not load.
+// libks_dgemm_backend.so, linked: it loads with this library (see the header comment for why not later).
 const Backend* backend() {
   static const Backend* b = []() -> const Backend* {
+    auto* out = new Backend{nullptr, ks_dgemm_backend_known, ks_dgemm_backend_capturing, ks_dgemm_backend_facts,
+                            ks_dgemm_backend_run};
     Dl_info info{};
-    std::string path = "libks_dgemm_backend.so";
-    if (dladdr(reinterpret_cast<void*>(&this_library_base), &info) && info.dli_fname) {
-      const std::string self = info.dli_fname;
-      const std::size_t slash = self.rfind('/');
-      if (slash != std::string::npos) path = self.substr(0, slash + 1) + path;
-    }
-    auto* out = new Backend;
-    out->handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
-    if (out->handle) {
-      out->known = reinterpret_cast<decltype(out->known)>(dlsym(out->handle, "ks_dgemm_backend_known"));
-      out->capturing = reinterpret_cast<decltype(out->capturing)>(dlsym(out->handle, "ks_dgemm_backend_capturing"));
-      out->facts = reinterpret_cast<decltype(out->facts)>(dlsym(out->handle, "ks_dgemm_backend_facts"));
-      out->run = reinterpret_cast<decltype(out->run)>(dlsym(out->handle, "ks_dgemm_backend_run"));
-    }
-    if (!out->known || !out->capturing || !out->facts || !out->run) {
-      std::fprintf(stderr, "libks_dgemm: cannot load %s (%s); every call goes to the real cuBLAS\n", path.c_str(),
-                   out->handle ? "an entry point is missing" : dlerror());
-      return nullptr;
-    }
+    if (dladdr(reinterpret_cast<void*>(&ks_dgemm_backend_run), &info) && info.dli_fname)
+      out->handle = dlopen(info.dli_fname, RTLD_NOLOAD | RTLD_LAZY);  // for the suite's own cuBLAS lookups
     return out;
   }();
   return b;
@@ -177,7 +165,7 @@ void* find_real(const char* name, void* caller) {
   void* fn = nullptr;
   if (t_in_suite) {
     const Backend* b = backend();  // loaded: the suite runs
-    fn = b ? dlsym(b->handle, name) : nullptr;  // the copy the backend's libraries were bound to
+    fn = b && b->handle ? dlsym(b->handle, name) : nullptr;  // the copy the backend's libraries were bound to
   }
   if (!fn || defined_here(fn)) fn = dlsym(RTLD_NEXT, name);
   return defined_here(fn) ? nullptr : fn;
