@@ -48,7 +48,7 @@
 namespace ks::dropin {
 namespace {
 
-// ---- the suite's side, loaded on first need ----
+// ---- the suite's side (dropin/backend.hpp) ----
 
 struct Backend {
   void* handle = nullptr;
@@ -85,7 +85,7 @@ Settings& settings() {
   static Settings* s = [] {
     auto* out = new Settings;  // kept for the life of the process: calls may come from other threads' exit paths
     try {
-      // A variant's name is checked against the suite's registry: only then is the backend loaded at start.
+      // A variant's name is checked against the suite's registry.
       out->policy = parse_policy(std::getenv("KS_DGEMM"), [](const std::string& name) {
         const Backend* b = backend();
         return b && b->known(name.c_str()) != 0;
