@@ -207,7 +207,7 @@ def _row_legacy(b, path):
         fields.update(status="failed" if "validation" in error or "error" in error.lower() else "skipped", error=error)
         return Row(name, **fields)
     unit = b.get("time_unit", "ns")
-    if unit not in TIME_UNITS_MS:
+    if not isinstance(unit, str) or unit not in TIME_UNITS_MS:
         raise ResultsError(f"{path}: row {name}: unknown time_unit {unit!r}")
     fields["median_ms"] = _number(b.get("real_time"), f"row {name}: real_time", path) * TIME_UNITS_MS[unit]
     rate_unit = next((r for r in RATE_UNITS if r in b), None)

@@ -109,6 +109,8 @@ def write(doc, raw):
     {"name": "reduce/fast/double/n=abc"}, {"name": "gemm/cublas/device/²x2x2"}]}, raw=None)
 @example(doc={"context": {"git_revision": None, "binary_images": None}, "benchmarks": [
     {"name": "", "skip_message": [None]}, {"name": "", "error_message": 1}]}, raw=None)
+@example(doc={"context": {"git_revision": "x", "binary_images": 1}, "benchmarks": [
+    {"name": "gemm/cublas/device/2x2x2", "time_unit": []}]}, raw=None)
 @example(doc=None, raw="[" * 100000 + "]" * 100000)
 @example(doc=None, raw='{"context": {}, "benchmarks": [NaN]}')
 def check(doc, raw):
