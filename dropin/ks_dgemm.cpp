@@ -33,12 +33,8 @@
 #include <cstring>
 #include <stdexcept>
 #include <exception>
-#include <map>
-#include <memory>
 #include <mutex>
 #include <string>
-#include <thread>
-#include <tuple>
 #include <unordered_map>
 #include <utility>
 #include <vector>
@@ -50,27 +46,16 @@ namespace {
 
 // ---- the suite's side (dropin/backend.hpp) ----
 
-struct Backend {
-  void* handle = nullptr;
-  int (*known)(const char*) = nullptr;
-  int (*capturing)(void*) = nullptr;
-  void (*facts)(const KsDgemmArgs*, int*, char*, std::size_t) = nullptr;
-  long long (*run)(const char*, const KsDgemmArgs*, char*, std::size_t) = nullptr;
-};
-
-void* this_library_base();
-
-// libks_dgemm_backend.so, linked: it loads with this library (see the header comment for why not later).
-const Backend* backend() {
-  static const Backend* b = []() -> const Backend* {
-    auto* out = new Backend{nullptr, ks_dgemm_backend_known, ks_dgemm_backend_capturing, ks_dgemm_backend_facts,
-                            ks_dgemm_backend_run};
+// The backend's own handle (it is linked: it loads with this library; see the header comment for why not
+// later), whose dependencies hold the cuBLAS the suite's libraries were bound to.
+void* backend_handle() {
+  static void* h = [] {
     Dl_info info{};
-    if (dladdr(reinterpret_cast<void*>(&ks_dgemm_backend_run), &info) && info.dli_fname)
-      out->handle = dlopen(info.dli_fname, RTLD_NOLOAD | RTLD_LAZY);  // for the suite's own cuBLAS lookups
-    return out;
+    return dladdr(reinterpret_cast<void*>(&ks_dgemm_backend_run), &info) && info.dli_fname
+               ? dlopen(info.dli_fname, RTLD_NOLOAD | RTLD_LAZY)
+               : nullptr;
   }();
-  return b;
+  return h;
 }
 
 // ---- the policy and the log, read once when the library loads ----
@@ -86,10 +71,8 @@ Settings& settings() {
     auto* out = new Settings;  // kept for the life of the process: calls may come from other threads' exit paths
     try {
       // A variant's name is checked against the suite's registry.
-      out->policy = parse_policy(std::getenv("KS_DGEMM"), [](const std::string& name) {
-        const Backend* b = backend();
-        return b && b->known(name.c_str()) != 0;
-      });
+      out->policy = parse_policy(std::getenv("KS_DGEMM"),
+                                 [](const std::string& name) { return ks_dgemm_backend_known(name.c_str()) != 0; });
     } catch (const std::exception& e) {
       std::fprintf(stderr, "libks_dgemm: %s; every call goes to the real cuBLAS\n", e.what());
       out->policy = {PolicyKind::Native, {}};
@@ -164,8 +147,8 @@ void* find_real(const char* name, void* caller) {
   }
   void* fn = nullptr;
   if (t_in_suite) {
-    const Backend* b = backend();  // loaded: the suite runs
-    fn = b && b->handle ? dlsym(b->handle, name) : nullptr;  // the copy the backend's libraries were bound to
+    void* h = backend_handle();
+    fn = h ? dlsym(h, name) : nullptr;  // the copy the backend's libraries were bound to
   }
   if (!fn || defined_here(fn)) fn = dlsym(RTLD_NEXT, name);
   return defined_here(fn) ? nullptr : fn;
@@ -243,25 +226,16 @@ cublasStatus_t serve(Call c, cublasHandle_t handle, const void* alpha, const voi
       o.alpha = *static_cast<const double*>(alpha);
       o.beta = *static_cast<const double*>(beta);
     }
-    const Backend* b = nullptr;
     Route r = route(c, settings().policy, [&] {  // asked only for calls large enough for the suite
-      Facts f;
-      b = backend();
-      if (!b) return Facts{false, "native: the suite's backend did not load"};
       const KsDgemmArgs args = backend_args(c, o, stream);
       int tma = 0;
       char why[256] = "";
-      b->facts(&args, &tma, why, sizeof why);
+      ks_dgemm_backend_facts(&args, &tma, why, sizeof why);
       return Facts{tma != 0, why};
     });
-    if (!r.native()) {
-      b = backend();
-      if (!b) {
-        r = Route{{}, "the suite's backend did not load"};
-      } else if (b->capturing(stream)) {
-        c.capturing = true;
-        r = route(c, settings().policy, [] { return Facts{}; });  // native, saying why
-      }
+    if (!r.native() && ks_dgemm_backend_capturing(stream)) {
+      c.capturing = true;
+      r = route(c, settings().policy, [] { return Facts{}; });  // native, saying why
     }
     if (!r.native()) {
       char error[512] = "";
@@ -269,7 +243,7 @@ cublasStatus_t serve(Call c, cublasHandle_t handle, const void* alpha, const voi
       long long done = 0;
       {
         InSuite in;
-        done = b->run(r.variant.c_str(), &args, error, sizeof error);
+        done = ks_dgemm_backend_run(r.variant.c_str(), &args, error, sizeof error);
       }
       if (done == c.batch) {
         log_call(c, r, r.variant.rfind("ozaki", 0) == 0 ? " (ozaki waits for its inputs' statistics)" : "");
