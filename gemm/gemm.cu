@@ -13,6 +13,30 @@ GemmRegistry& registry() {
   return r;
 }
 
+std::string ops_name(Op a, Op b) {
+  const char name[3] = {a == Op::N ? 'N' : 'T', b == Op::N ? 'N' : 'T', '\0'};
+  return name;
+}
+
+std::string ops_names(unsigned ops) {
+  std::string out;
+  for (Op a : {Op::N, Op::T})
+    for (Op b : {Op::N, Op::T})
+      if (ops & op_bit(a, b)) {
+        if (!out.empty()) out += ',';
+        out += ops_name(a, b);
+      }
+  return out;
+}
+
+Op parse_op(char c) {
+  switch (c) {
+    case 'N': case 'n': return Op::N;
+    case 'T': case 't': case 'C': case 'c': return Op::T;
+    default: throw std::invalid_argument(std::string("op '") + c + "' is not N, T or C");
+  }
+}
+
 void check_args(const GemmArgs& a) {
   auto fail = [](const std::string& why) { throw std::invalid_argument("DGEMM arguments: " + why); };
   const std::string dims = std::to_string(a.M) + ", " + std::to_string(a.N) + ", " + std::to_string(a.K);
@@ -21,8 +45,14 @@ void check_args(const GemmArgs& a) {
   // dimensions within kDimMargin of INT_MAX would overflow there.
   if (a.M > kMaxDim || a.N > kMaxDim || a.K > kMaxDim)
     fail("M, N, K must be <= " + std::to_string(kMaxDim) + " (got " + dims + ")");
-  if (a.lda < std::max(1, a.M)) fail("lda (" + std::to_string(a.lda) + ") < max(1, M) (M = " + std::to_string(a.M) + ")");
-  if (a.ldb < std::max(1, a.K)) fail("ldb (" + std::to_string(a.ldb) + ") < max(1, K) (K = " + std::to_string(a.K) + ")");
+  // As BLAS: the leading dimensions against the stored shapes (A is K x M for op T, B is N x K).
+  const bool ta = a.transa == Op::T, tb = a.transb == Op::T;
+  if (a.lda < std::max(1, a_rows(a)))
+    fail("lda (" + std::to_string(a.lda) + ") < max(1, " + (ta ? "K) (K = " : "M) (M = ") + std::to_string(a_rows(a)) +
+         (ta ? ", op(A) = A^T" : "") + ")");
+  if (a.ldb < std::max(1, b_rows(a)))
+    fail("ldb (" + std::to_string(a.ldb) + ") < max(1, " + (tb ? "N) (N = " : "K) (K = ") + std::to_string(b_rows(a)) +
+         (tb ? ", op(B) = B^T" : "") + ")");
   if (a.ldc < std::max(1, a.M)) fail("ldc (" + std::to_string(a.ldc) + ") < max(1, M) (M = " + std::to_string(a.M) + ")");
   const bool empty = a.M == 0 || a.N == 0;
   const bool reads_ab = !empty && a.K > 0 && a.alpha != 0.0;
@@ -45,6 +75,9 @@ __global__ void scale_c_kernel(GemmArgs a) {
 }  // namespace
 
 void run(const GemmVariant& v, const GemmArgs& a, ExecContext& ctx) {
+  if (!v.runs(a.transa, a.transb))
+    throw std::invalid_argument(v.info.name + " runs op(A) op(B) = " + ops_names(v.ops) + " only, not " +
+                                ops_name(a.transa, a.transb) + " (no transposing copy is made for it)");
   check_args(a);
   if (a.M == 0 || a.N == 0) return;
   ctx.begin_launch();

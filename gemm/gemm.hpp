@@ -1,5 +1,10 @@
-// DGEMM variants: column-major C = alpha * A * B + beta * C with BLAS semantics, for any M, N, K >= 0 and
-// leading dimensions lda >= max(1, M), ldb >= max(1, K), ldc >= max(1, M).
+// DGEMM variants: column-major C = alpha * op(A) * op(B) + beta * C with BLAS semantics, for any M, N, K >= 0,
+// op(X) = X or X^T, and leading dimensions checked against the stored shapes as BLAS does: A is M x K (op N)
+// or K x M (op T), so lda >= max(1, M) or max(1, K); B is K x N or N x K, ldb >= max(1, K) or max(1, N);
+// ldc >= max(1, M).
+//
+// A variant declares the op(A) op(B) combinations it runs natively (GemmVariant::ops); run() refuses the others
+// with a message, never transposing a copy behind the caller's back. The teaching steps take NN only.
 //
 // The family's entry point is run(). It checks the arguments and applies the rules every BLAS user relies on
 // that need no product: M or N zero, nothing to do; alpha zero or K zero, C = beta * C without reading A or B
@@ -17,6 +22,23 @@
 
 namespace ks::gemm {
 
+// op(X): X as stored (N) or its transpose (T). BLAS's C (conjugate transpose) is T for real data.
+enum class Op : unsigned char { N, T };
+
+// Sets of op(A) op(B) combinations, one bit each: bit 2 a + b for Op a, b.
+constexpr unsigned op_bit(Op a, Op b) { return 1u << (2 * static_cast<unsigned>(a) + static_cast<unsigned>(b)); }
+constexpr unsigned kOpsNN = op_bit(Op::N, Op::N);
+constexpr unsigned kOpsAll = 0xFu;
+
+// "NN", "NT", "TN", "TT": op(A) then op(B).
+std::string ops_name(Op a, Op b);
+// The combinations of `ops` (a set as above) by name, comma separated: "NN" or "NN,NT,TN,TT".
+std::string ops_names(unsigned ops);
+inline cublasOperation_t cublas_op(Op o) { return o == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T; }
+// BLAS's transa / transb character: 'N' or 'n' is N; 'T', 't', 'C', 'c' are T. Anything else throws
+// std::invalid_argument.
+Op parse_op(char c);
+
 struct GemmArgs {
   int M = 0, N = 0, K = 0;
   double alpha = 1.0;
@@ -27,7 +49,19 @@ struct GemmArgs {
   double beta = 0.0;
   double* C = nullptr;
   int ldc = 0;
+  Op transa = Op::N, transb = Op::N;
+  // Element (i, k) of op(A) is A[a_index(i, k)]; (k, j) of op(B) is B[b_index(k, j)].
+  __host__ __device__ size_t a_index(int i, int k) const {
+    return transa == Op::N ? i + static_cast<size_t>(k) * lda : k + static_cast<size_t>(i) * lda;
+  }
+  __host__ __device__ size_t b_index(int k, int j) const {
+    return transb == Op::N ? k + static_cast<size_t>(j) * ldb : j + static_cast<size_t>(k) * ldb;
+  }
 };
+
+// Rows of the stored A (B): M or K (K or N) as op says.
+inline int a_rows(const GemmArgs& a) { return a.transa == Op::N ? a.M : a.K; }
+inline int b_rows(const GemmArgs& a) { return a.transb == Op::N ? a.K : a.N; }
 
 // The family's error bound: a correct result satisfies, element-wise,
 //   |C - C_ref| <= kBoundFactor (K + 2) eps (|alpha| (|A||B|) + |beta| |C0|) + DBL_MIN.
@@ -55,13 +89,15 @@ struct GemmVariant {
   VariantInfo info{};
   GemmLaunch launch{};
   SuiteModes suite_modes = SuiteModes::DeviceOnly;
+  unsigned ops = kOpsNN;  // the op(A) op(B) combinations its launch takes (op_bit)
+  bool runs(Op a, Op b) const { return (ops & op_bit(a, b)) != 0; }
 };
 
 using GemmRegistry = Registry<GemmVariant>;
 GemmRegistry& registry();
 
-// Checks `a`, applies the BLAS rules above, and otherwise enqueues `v` on ctx.stream() (a new launch of the
-// context: its scratch starts over).
+// Refuses (std::invalid_argument) a combination of ops `v` does not declare; checks `a`, applies the BLAS rules
+// above, and otherwise enqueues `v` on ctx.stream() (a new launch of the context: its scratch starts over).
 void run(const GemmVariant& v, const GemmArgs& a, ExecContext& ctx);
 
 // 2 * M * N * K: the conventional operation count.

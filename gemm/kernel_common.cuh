@@ -7,6 +7,7 @@
 
 #include <stdexcept>
 #include <string>
+#include <type_traits>
 
 namespace ks::gemm {
 
@@ -40,6 +41,17 @@ inline dim3 tile_grid(int rows, int rows_per_block, int cols, int cols_per_block
     throw std::invalid_argument("DGEMM: " + std::to_string(cols) + " exceeds this kernel's grid limit (" +
                                 std::to_string(65535 * cols_per_block) + ")");
   return g;
+}
+
+// Calls f(std::bool_constant<TA>{}, std::bool_constant<TB>{}) with TA = (op(A) is A^T), TB = (op(B) is B^T):
+// a kernel templated on its operands' orientation, instantiated for the four combinations.
+template <class F>
+void with_ops(const GemmArgs& a, F&& f) {
+  const bool ta = a.transa == Op::T, tb = a.transb == Op::T;
+  if (ta && tb) f(std::true_type{}, std::true_type{});
+  else if (ta) f(std::true_type{}, std::false_type{});
+  else if (tb) f(std::false_type{}, std::true_type{});
+  else f(std::false_type{}, std::false_type{});
 }
 
 }  // namespace ks::gemm

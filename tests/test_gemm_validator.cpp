@@ -133,6 +133,86 @@ TEST(GemmArgsTest, BlasRulesForShapesLeadingDimensionsAndPointers) {
   EXPECT_THROW(check_args(b), std::invalid_argument);
 }
 
+// op(A) = A^T stores A as K x M, op(B) = B^T stores B as N x K: BLAS checks the leading dimensions against those.
+TEST(GemmArgsTest, TransposedOperandsCheckTheirStoredShapes) {
+  double x = 0;
+  GemmArgs a{4, 6, 5, 1.0, &x, 4, &x, 5, 0.0, &x, 4};  // NN: lda >= M, ldb >= K
+  EXPECT_NO_THROW(check_args(a));
+  a.transa = Op::T;  // A is 5 x 4: lda >= K = 5
+  EXPECT_THROW(check_args(a), std::invalid_argument);
+  a.lda = 5;
+  EXPECT_NO_THROW(check_args(a));
+  a.transb = Op::T;  // B is 6 x 5: ldb >= N = 6
+  try {
+    check_args(a);
+    ADD_FAILURE() << "ldb 5 < N accepted for op(B) = B^T";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("ldb (5) < max(1, N)"), std::string::npos) << e.what();
+  }
+  a.ldb = 6;
+  EXPECT_NO_THROW(check_args(a));
+  a.transa = Op::N;  // back to A as 4 x 5 with lda 5 (padded): legal
+  EXPECT_NO_THROW(check_args(a));
+  EXPECT_EQ(parse_op('n'), Op::N);
+  EXPECT_EQ(parse_op('T'), Op::T);
+  EXPECT_EQ(parse_op('c'), Op::T);  // conjugate transpose: T for real data
+  EXPECT_THROW(parse_op('X'), std::invalid_argument);
+  EXPECT_EQ(ops_name(Op::T, Op::N), "TN");
+  EXPECT_EQ(ops_names(kOpsAll), "NN,NT,TN,TT");
+  EXPECT_EQ(ops_names(kOpsNN | op_bit(Op::T, Op::T)), "NN,TT");
+}
+
+// A transposed problem stores the transposes, padded with NaN as any other, and its reference, full and sampled,
+// is alpha op(A) op(B) + beta C0.
+TEST(GemmProblemTest, TransposedOperandsAndTheirReference) {
+  for (const auto& [ta, tb] : {std::pair{Op::T, Op::N}, {Op::N, Op::T}, {Op::T, Op::T}}) {
+    const GemmShape shape = GemmShape{7, 5, 9, 10, 11, 8}.with_ops(ta, tb);
+    const GemmProblem p = make_problem(shape, 1.25, -0.5, choose_seed(), parse_operands("exp:1,pow2:20"));
+    SCOPED_TRACE(shape.str());
+    EXPECT_EQ(p.A.rows(), shape.lda);
+    EXPECT_EQ(p.A.cols(), ta == Op::T ? 7 : 9);
+    EXPECT_EQ(p.B.cols(), tb == Op::T ? 9 : 5);
+    EXPECT_EQ(shape.lda - shape.a_rows(), 3);  // the padding kept
+    EXPECT_EQ(shape.ldb - shape.b_rows(), 2);
+    EXPECT_TRUE(std::isnan(p.A(shape.lda - 1, 0)) && std::isnan(p.B(shape.ldb - 1, 0)));
+    Eigen::MatrixXd c = Eigen::MatrixXd::Constant(p.shape.ldc, 5, std::nan(""));
+    for (int i = 0; i < 7; ++i)
+      for (int j = 0; j < 5; ++j) {
+        long double dot = 0;
+        for (int k = 0; k < 9; ++k) {
+          const double a = ta == Op::T ? p.A(k, i) : p.A(i, k), b = tb == Op::T ? p.B(j, k) : p.B(k, j);
+          dot += static_cast<long double>(a) * b;
+        }
+        c(i, j) = static_cast<double>(1.25L * dot - 0.5L * p.C0(i, j));
+      }
+    const GemmCheck full = validate(p, c);
+    EXPECT_TRUE(full.ok) << full.report;
+    EXPECT_TRUE(validate_sampled(p, c.data(), 20).ok);
+    // One element off is caught.
+    Eigen::MatrixXd wrong = c;
+    wrong(3, 2) = c(3, 2) + 1e-6 * (1 + std::abs(c(3, 2)));
+    EXPECT_FALSE(validate(p, wrong).ok);
+  }
+}
+
+// run() refuses a combination the variant does not declare, before touching the GPU or the operands.
+TEST(GemmRunTest, RefusesOpsTheVariantDoesNotDeclare) {
+  const GemmVariant* naive = registry().find("naive");
+  ASSERT_NE(naive, nullptr);
+  EXPECT_EQ(naive->ops, kOpsNN);
+  EXPECT_EQ(registry().find("cublas")->ops, kOpsAll);
+  ExecContext ctx(nullptr);
+  double x = 0;
+  GemmArgs a{4, 4, 4, 1.0, &x, 4, &x, 4, 0.0, &x, 4};
+  a.transb = Op::T;
+  try {
+    run(*naive, a, ctx);
+    ADD_FAILURE() << "naive ran NT";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("naive runs op(A) op(B) = NN only, not NT"), std::string::npos) << e.what();
+  }
+}
+
 TEST(GemmProblemTest, ReferenceFollowsBlasWhenAlphaOrKIsZero) {
   const GemmProblem nan_ab = make_problem({7, 5, 9}, 0.0, 2.0, choose_seed(), Operands::nan());
   ASSERT_TRUE(std::isnan(nan_ab.A(0, 0)) && std::isnan(nan_ab.B(0, 0)));

@@ -385,7 +385,7 @@ TEST(GemmPipelined, TwoVisibleDevicesSplitThePanels) {
     CublasXt xt({1, 0});
     const GemmShape& s = p.shape;
     std::vector<double> c(p.C0.data(), p.C0.data() + p.c_count());
-    xt.run(s.M, s.N, s.K, p.alpha, p.A.data(), s.lda, p.B.data(), s.ldb, p.beta, c.data(), s.ldc);
+    xt.run(p.args(p.A.data(), p.B.data(), c.data()));
     const GemmCheck check = validate(p, Eigen::Map<const Eigen::MatrixXd>(c.data(), s.ldc, s.N));
     EXPECT_TRUE(check.ok) << check.report;
   }

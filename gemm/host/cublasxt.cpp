@@ -29,10 +29,10 @@ void CublasXt::set_block_dim(int block_dim) {
   block_dim_ = block_dim;
 }
 
-void CublasXt::run(int M, int N, int K, double alpha, const double* A, int lda, const double* B, int ldb, double beta,
-                   double* C, int ldc) {
+void CublasXt::run(const GemmArgs& a) {
   const CurrentDevice restore;
-  CUBLAS_CHECK(cublasXtDgemm(handle_, CUBLAS_OP_N, CUBLAS_OP_N, M, N, K, &alpha, A, lda, B, ldb, &beta, C, ldc));
+  CUBLAS_CHECK(cublasXtDgemm(handle_, cublas_op(a.transa), cublas_op(a.transb), a.M, a.N, a.K, &a.alpha, a.A, a.lda,
+                             a.B, a.ldb, &a.beta, a.C, a.ldc));
 }
 
 const std::vector<int>& CublasXt::block_dims() {

@@ -4,6 +4,8 @@
 // pageable modes, on the same host buffers as the variants' copy sequences.
 #pragma once
 
+#include "gemm/gemm.hpp"
+
 #include <cublasXt.h>
 
 #include <functional>
@@ -21,9 +23,8 @@ class CublasXt {
 
   void set_block_dim(int block_dim);
   int block_dim() const { return block_dim_; }
-  // C = alpha A B + beta C on host arrays; returns when C is complete on the host.
-  void run(int M, int N, int K, double alpha, const double* A, int lda, const double* B, int ldb, double beta,
-           double* C, int ldc);
+  // C = alpha op(A) op(B) + beta C on host arrays (a's pointers); returns when C is complete on the host.
+  void run(const GemmArgs& a);
   // Candidates for the sweep.
   static const std::vector<int>& block_dims();
   // Times `run` (one complete product) once per candidate after a warm-up, keeps the fastest block size, and

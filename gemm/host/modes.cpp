@@ -140,7 +140,7 @@ struct Runner::Impl {
     const GemmShape& s = p.shape;
     set_up_host_c();
     const bool pinned = mode == Mode::PinnedPipelined;
-    const pipelined::HostOperands h{host_a(), s.lda, host_b(), s.ldb, host_c(), s.ldc, pinned};
+    const pipelined::HostOperands h{host_a(), s.lda, host_b(), s.ldb, host_c(), s.ldc, pinned, s.transa, s.transb};
     reset_host_c();
     pipelined::Config config = pipeline.config;
     if (pipeline.pageable_method) config.pageable = *pipeline.pageable_method;
@@ -161,10 +161,7 @@ struct Runner::Impl {
     pageable_method = config.pageable == pipelined::Pageable::Stage ? "stage" : "register";
   }
 
-  GemmArgs args(const double* A, const double* B, double* C) const {
-    const GemmShape& s = p.shape;
-    return GemmArgs{s.M, s.N, s.K, p.alpha, A, s.lda, B, s.ldb, p.beta, C, s.ldc};
-  }
+  GemmArgs args(const double* A, const double* B, double* C) const { return p.args(A, B, C); }
 
   // H2D(A), H2D(B), [H2D(C)], kernel, D2H(C) from the given host pointers.
   void enqueue_copy_sequence(const double* A, const double* B, double* C) {
@@ -244,8 +241,7 @@ struct Runner::Impl {
 
   void run(int copy) {
     if (xt) {
-      const GemmShape& s = p.shape;
-      xt->run(s.M, s.N, s.K, p.alpha, host_a(), s.lda, host_b(), s.ldb, p.beta, host_c(), s.ldc);
+      xt->run(args(host_a(), host_b(), host_c()));
       return;
     }
     switch (mode) {

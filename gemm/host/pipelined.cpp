@@ -85,7 +85,7 @@ struct Product::Impl {
       : variant(v), M(m), N(n), K(k), alpha(a), beta(b), host(h), config(c) {
     if (config.devices.empty()) throw std::invalid_argument("pipelined: no device");
     const CurrentDevice restore;  // set-up visits every device
-    check_args({M, N, K, alpha, host.A, host.lda, host.B, host.ldb, beta, host.C, host.ldc});
+    check_args(args(host.A, host.lda, host.B, host.ldb, M, N, K, alpha, beta, host.C, host.ldc));
     if (M == 0 || N == 0) return;
     CUDA_CHECK(cudaSetDevice(config.devices.front()));
     std::size_t budget = config.budget_bytes;
@@ -131,8 +131,9 @@ struct Product::Impl {
           if (dep >= 0 && Op::stream(w->ops[dep].kind) != Op::stream(op.kind)) w->awaited[dep] = 1;
       for (std::size_t i = 0; i < w->ops.size(); ++i) w->done.emplace_back(cudaEventDisableTiming);
       if (!host.pinned) {  // staging rings, used when config.pageable is Stage
+        // A column of any copy: mt (op(A) N, C), K (op(A) T, op(B) N) or nt (op(B) T) doubles.
         const std::size_t slot = std::max<std::size_t>({std::size_t(32) << 20, std::size_t(8) * plan.mt,
-                                                        std::size_t(8) * std::max(K, 1)});
+                                                        std::size_t(8) * std::max(K, 1), std::size_t(8) * plan.nt});
         w->up = std::make_unique<Ring>(slot);
         w->down = std::make_unique<Ring>(slot);
       }
@@ -153,8 +154,8 @@ struct Product::Impl {
     const cudaStream_t s = w.compute.get();
     CUDA_CHECK(cudaMemsetAsync(w.a_block.data(), 0x3f, w.a_block.bytes(), s));
     CUDA_CHECK(cudaMemsetAsync(w.b[0].data(), 0x3f, w.b[0].bytes(), s));
-    const GemmArgs a{rows, cols, K, 1.0, w.a_block.data(), std::max(1, rows), w.b[0].data(), std::max(1, K), 0.0,
-                     w.c[0].data(), std::max(1, rows)};
+    const GemmArgs a = args(w.a_block.data(), a_ld(rows), w.b[0].data(), b_ld(cols), rows, cols, K, 1.0, 0.0,
+                            w.c[0].data(), std::max(1, rows));
     gemm::run(variant, a, *w.ctx);  // warm-up
     Event start, stop;
     start.record(s);
@@ -165,6 +166,19 @@ struct Product::Impl {
     CUDA_CHECK(cudaEventElapsedTime(&ms, start.get(), stop.get()));
     return std::max(1e-3, flops(rows, cols, K) / (ms * 1e9));
   }
+
+  // The product's arguments with the product's ops.
+  GemmArgs args(const double* a, int lda, const double* b, int ldb, int m, int n, int k, double al, double be,
+                double* c, int ldc) const {
+    GemmArgs g{m, n, k, al, a, lda, b, ldb, be, c, ldc};
+    g.transa = host.transa;
+    g.transb = host.transb;
+    return g;
+  }
+  // On the device a block of `rows` rows of op(A) is stored rows x K (op N) or K x rows (op T); a panel of `cols`
+  // columns of op(B) K x cols or cols x K. Their leading dimensions:
+  int a_ld(int rows) const { return host.transa == gemm::Op::N ? std::max(1, rows) : std::max(1, K); }
+  int b_ld(int cols) const { return host.transb == gemm::Op::N ? std::max(1, K) : std::max(1, cols); }
 
   // rows x cols of column-major doubles (leading dimensions src_ld, dst_ld) as one 2D copy on `s`.
   static void copy_columns(double* dst, int dst_ld, const double* src, int src_ld, int rows, int cols,
@@ -273,22 +287,33 @@ struct Product::Impl {
       if (dep >= 0 && Op::stream(w.ops[dep].kind) != Op::stream(op.kind))
         CUDA_CHECK(cudaStreamWaitEvent(s, w.done[dep].get(), 0));
     double* c_host = host.C + op.r0 + static_cast<std::size_t>(op.c0) * host.ldc;
-    double* a_dev = w.a_block.data() + static_cast<std::size_t>(op.k0) * op.rows;
+    // Rows r0.. and k range [k0, k1) of op(A); columns c0.. of op(B) (all of K), where they are stored.
+    const bool ta = host.transa == gemm::Op::T, tb = host.transb == gemm::Op::T;
+    const int lda_dev = a_ld(op.rows), ldb_dev = b_ld(op.cols);
+    double* a_dev = w.a_block.data() + (ta ? op.k0 : static_cast<std::size_t>(op.k0) * op.rows);
+    const double* a_host = host.A + (ta ? op.k0 + static_cast<std::size_t>(op.r0) * host.lda
+                                        : op.r0 + static_cast<std::size_t>(op.k0) * host.lda);
+    const double* b_dev = w.b[op.slot].data() + (tb ? static_cast<std::size_t>(op.k0) * ldb_dev : op.k0);
     switch (op.kind) {
       case Op::SendA:
-        to_device(w, a_dev, op.rows, host.A + op.r0 + static_cast<std::size_t>(op.k0) * host.lda, host.lda, op.rows,
-                  op.k1 - op.k0, s);
+        if (ta)
+          to_device(w, a_dev, lda_dev, a_host, host.lda, op.k1 - op.k0, op.rows, s);
+        else
+          to_device(w, a_dev, lda_dev, a_host, host.lda, op.rows, op.k1 - op.k0, s);
         break;
       case Op::SendB:
-        to_device(w, w.b[op.slot].data(), std::max(1, K), host.B + static_cast<std::size_t>(op.c0) * host.ldb,
-                  host.ldb, K, op.cols, s);
+        if (tb)
+          to_device(w, w.b[op.slot].data(), ldb_dev, host.B + op.c0, host.ldb, op.cols, K, s);
+        else
+          to_device(w, w.b[op.slot].data(), ldb_dev, host.B + static_cast<std::size_t>(op.c0) * host.ldb, host.ldb, K,
+                    op.cols, s);
         break;
       case Op::SendC: to_device(w, w.c[op.slot].data(), op.rows, c_host, host.ldc, op.rows, op.cols, s); break;
       case Op::Multiply:
         if (!w.computed) w.t_compute_begin.record(s);
         w.computed = true;
-        gemm::run(variant, {op.rows, op.cols, op.k1 - op.k0, alpha, a_dev, op.rows, w.b[op.slot].data() + op.k0,
-                            std::max(1, K), op.first ? beta : 1.0, w.c[op.slot].data(), op.rows},
+        gemm::run(variant, args(a_dev, lda_dev, b_dev, ldb_dev, op.rows, op.cols, op.k1 - op.k0, alpha,
+                                 op.first ? beta : 1.0, w.c[op.slot].data(), op.rows),
                   *w.ctx);
         break;
       case Op::Return: to_host(w, c_host, host.ldc, w.c[op.slot].data(), op.rows, op.rows, op.cols, s); break;
@@ -351,10 +376,11 @@ struct Product::Impl {
   // pages (an array's first and last pages may hold other data of its allocation), overlapping ranges merged.
   struct Registration {
     std::vector<void*> ranges;
-    void add(const HostOperands& h, int N, int K) {
+    void add(const HostOperands& h, int M, int N, int K) {
       std::vector<std::pair<std::uintptr_t, std::uintptr_t>> spans;
-      const std::pair<const double*, std::size_t> arrays[] = {{h.A, static_cast<std::size_t>(h.lda) * K},
-                                                               {h.B, static_cast<std::size_t>(h.ldb) * N},
+      const int a_cols = h.transa == gemm::Op::N ? K : M, b_cols = h.transb == gemm::Op::N ? N : K;
+      const std::pair<const double*, std::size_t> arrays[] = {{h.A, static_cast<std::size_t>(h.lda) * a_cols},
+                                                               {h.B, static_cast<std::size_t>(h.ldb) * b_cols},
                                                                {h.C, static_cast<std::size_t>(h.ldc) * N}};
       constexpr std::uintptr_t page = 4096;
       for (const auto& [p, count] : arrays)
@@ -380,7 +406,7 @@ struct Product::Impl {
     if (M == 0 || N == 0) return;
     const CurrentDevice restore;
     Registration registered;
-    if (!host.pinned && config.pageable == Pageable::Register) registered.add(host, N, K);
+    if (!host.pinned && config.pageable == Pageable::Register) registered.add(host, M, N, K);
     if (work.size() == 1) {
       run_device(*work.front());
       return;

@@ -8,6 +8,10 @@
 // traffic. When it does not (a device-memory budget smaller than A), A goes block by block and B is sent once
 // per block. Several devices split the panels of B (and so the columns of C) between them, one host thread each.
 //
+// With op(A) = A^T a block of rows of op(A) is a block of columns of the stored A, and a panel of op(B) = B^T a
+// block of rows of B: each crosses as one 2D copy all the same and keeps its op on the device, where the variant
+// reads it transposed (a variant that takes only NN is refused, as gemm::run refuses it).
+//
 // Every tile of a block needs all of the block's A, so while A crosses only the panels already on the device
 // can multiply. The block's first `lead` panels therefore cross interleaved with A's chunks (of whole columns,
 // ranges of k), each multiplying chunk by chunk as both arrive; the other panels follow once A is complete.
@@ -43,6 +47,7 @@ struct HostOperands {
   double* C = nullptr;
   int ldc = 0;
   bool pinned = false;  // page-locked (cudaHostAlloc): DMA straight from them
+  gemm::Op transa = gemm::Op::N, transb = gemm::Op::N;  // op(A), op(B): A stored K x M, B stored N x K where T
 };
 
 struct Config {

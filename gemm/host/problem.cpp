@@ -15,9 +15,18 @@ namespace ks::gemm {
 
 GemmShape GemmShape::resolved() const {
   GemmShape s = *this;
-  if (s.lda == 0) s.lda = std::max(1, M);
-  if (s.ldb == 0) s.ldb = std::max(1, K);
+  if (s.lda == 0) s.lda = std::max(1, a_rows());
+  if (s.ldb == 0) s.ldb = std::max(1, b_rows());
   if (s.ldc == 0) s.ldc = std::max(1, M);
+  return s;
+}
+
+GemmShape GemmShape::with_ops(Op a, Op b) const {
+  GemmShape s = *this;
+  s.transa = a;
+  s.transb = b;
+  if (lda != 0) s.lda = lda - std::max(1, a_rows()) + std::max(1, s.a_rows());
+  if (ldb != 0) s.ldb = ldb - std::max(1, b_rows()) + std::max(1, s.b_rows());
   return s;
 }
 
@@ -25,7 +34,9 @@ std::string GemmShape::str() const {
   const GemmShape r = resolved();
   std::ostringstream os;
   os << M << "x" << N << "x" << K;
-  if (r.lda != std::max(1, M) || r.ldb != std::max(1, K) || r.ldc != std::max(1, M)) os << " (lda " << r.lda << ", ldb " << r.ldb << ", ldc " << r.ldc << ")";
+  if (transa != Op::N || transb != Op::N) os << " " << ops_name(transa, transb);
+  if (r.lda != std::max(1, a_rows()) || r.ldb != std::max(1, b_rows()) || r.ldc != std::max(1, M))
+    os << " (lda " << r.lda << ", ldb " << r.ldb << ", ldc " << r.ldc << ")";
   return os.str();
 }
 
@@ -138,16 +149,27 @@ GemmProblem make_problem(const GemmShape& shape, double alpha, double beta, std:
   p.beta = beta;
   p.seed = seed;
   const GemmShape& s = p.shape;
-  p.A = random_padded(s.lda, s.M, s.K, seed, ab, true);
-  p.B = random_padded(s.ldb, s.K, s.N, seed + 1, ab, false);
+  // pow2 scales rows of op(A) (stored columns of A^T) and columns of op(B) (stored rows of B^T).
+  p.A = random_padded(s.lda, s.a_rows(), s.a_cols(), seed, ab, s.transa == Op::N);
+  p.B = random_padded(s.ldb, s.b_rows(), s.b_cols(), seed + 1, ab, s.transb == Op::T);
   if (beta != 0.0) p.C0 = random_padded(s.ldc, s.M, s.N, seed + 2, Operands::uniform(), false);
   return p;
 }
 
+GemmArgs GemmProblem::args(const double* a, const double* b, double* c) const {
+  const GemmShape& s = shape;
+  GemmArgs g{s.M, s.N, s.K, alpha, a, s.lda, b, s.ldb, beta, c, s.ldc};
+  g.transa = s.transa;
+  g.transb = s.transb;
+  return g;
+}
+
 const GemmExpected& GemmProblem::expected() const {
   if (!expected_) {
-    const auto a = A.topRows(shape.M);
-    const auto b = B.topRows(shape.K);
+    const Eigen::MatrixXd a = shape.transa == Op::N ? Eigen::MatrixXd(A.topRows(shape.M))
+                                                    : Eigen::MatrixXd(A.topRows(shape.K).transpose());
+    const Eigen::MatrixXd b = shape.transb == Op::N ? Eigen::MatrixXd(B.topRows(shape.K))
+                                                    : Eigen::MatrixXd(B.topRows(shape.N).transpose());
     auto e = std::make_shared<GemmExpected>();
     e->ref = Eigen::MatrixXd::Zero(shape.M, shape.N);
     Eigen::MatrixXd mag = Eigen::MatrixXd::Zero(shape.M, shape.N);
@@ -185,7 +207,7 @@ GemmCheck validate_sampled(const GemmProblem& p, const double* C, int samples) {
     long double dot = 0, mag = 0;
     if (p.alpha != 0.0)
       for (int k = 0; k < s.K; ++k) {
-        const long double a = p.A(i, k), b = p.B(k, j);
+        const long double a = p.op_a(i, k), b = p.op_b(k, j);
         dot += a * b;
         mag += std::fabs(a * b);
       }

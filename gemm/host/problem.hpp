@@ -14,9 +14,17 @@ namespace ks::gemm {
 
 struct GemmShape {
   int M = 1, N = 1, K = 1;
-  int lda = 0, ldb = 0, ldc = 0;  // 0 means tight: max(1, M), max(1, K), max(1, M)
+  int lda = 0, ldb = 0, ldc = 0;  // 0 means tight: the stored rows of A and B (M or K, K or N), max(1, M)
+  Op transa = Op::N, transb = Op::N;
   GemmShape resolved() const;      // with tight leading dimensions filled in
-  std::string str() const;         // "MxNxK" plus any padded leading dimension
+  int a_rows() const { return transa == Op::N ? M : K; }  // of A and B as stored
+  int a_cols() const { return transa == Op::N ? K : M; }
+  int b_rows() const { return transb == Op::N ? K : N; }
+  int b_cols() const { return transb == Op::N ? N : K; }
+  std::string str() const;  // "MxNxK", then the ops unless NN ("MxNxK TN"), then any padded leading dimension
+  // The same product with op(A) = a and op(B) = b: each given leading dimension keeps its padding beyond the
+  // rows of the operand as now stored.
+  GemmShape with_ops(Op a, Op b) const;
 };
 
 // What A and B hold. Uniform: seeded values in [-1, 1). Exp: (u - 0.5) exp(phi g), u uniform in [0, 1) and g
@@ -55,9 +63,14 @@ struct GemmProblem {
   std::uint64_t seed = 0;
   // Each stored with its leading dimension as the row count. Entries in the padding rows are NaN, so a
   // kernel that reads padding produces NaN and one that writes C's padding is caught.
-  Eigen::MatrixXd A;   // lda x K
-  Eigen::MatrixXd B;   // ldb x N
+  Eigen::MatrixXd A;   // lda x K, or lda x M for op(A) = A^T
+  Eigen::MatrixXd B;   // ldb x N, or ldb x K for op(B) = B^T
   Eigen::MatrixXd C0;  // ldc x N, C's initial value; empty when beta == 0 (C is then never read)
+
+  double op_a(int i, int k) const { return shape.transa == Op::N ? A(i, k) : A(k, i); }  // op(A)(i, k)
+  double op_b(int k, int j) const { return shape.transb == Op::N ? B(k, j) : B(j, k); }  // op(B)(k, j)
+  // The arguments of this problem's product with A, B and C at the given addresses.
+  GemmArgs args(const double* a, const double* b, double* c) const;
 
   std::size_t c_count() const { return static_cast<std::size_t>(shape.ldc) * shape.N; }  // C's elements, padding included
 
@@ -70,7 +83,7 @@ struct GemmProblem {
 };
 
 // Operands from `seed` (filled in parallel, a seeded stream per block of elements): C0 uniform in [-1, 1) when
-// beta != 0, A and B as `ab` says.
+// beta != 0, A and B as `ab` says (pow2 scales the rows of op(A) and the columns of op(B), whatever the ops).
 GemmProblem make_problem(const GemmShape& shape, double alpha, double beta, std::uint64_t seed,
                          const Operands& ab = Operands::uniform());
 
