@@ -1,4 +1,4 @@
-// cublas: the anchor of the DGEMM ladder. cublasGemmEx with FP64 data and compute type CUBLAS_COMPUTE_64F, math mode
+// cublas: the anchor of the DGEMM ladder, in all four op(A) op(B) combinations. cublasGemmEx with FP64 data and compute type CUBLAS_COMPUTE_64F, math mode
 // CUBLAS_DEFAULT_MATH and host pointer mode, pinned on every call so that nothing set elsewhere on the
 // handle changes what is measured. On sm_80+ cuBLAS uses the FP64 tensor cores (DMMA), which are IEEE FP64.
 // Run: build/bench/kbench run --suite gemm --variants 'cublas.*' --sizes 1024,2048,4096
@@ -16,7 +16,7 @@ void launch(const GemmArgs& a, ExecContext& ctx) {
   cublasHandle_t h = ctx.cublas();
   CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
   CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
-  CUBLAS_CHECK(cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, a.M, a.N, a.K, &a.alpha, a.A, CUDA_R_64F, a.lda,
+  CUBLAS_CHECK(cublasGemmEx(h, cublas_op(a.transa), cublas_op(a.transb), a.M, a.N, a.K, &a.alpha, a.A, CUDA_R_64F, a.lda,
                             a.B, CUDA_R_64F, a.ldb, &a.beta, a.C, CUDA_R_64F, a.ldc, CUBLAS_COMPUTE_64F,
                             CUBLAS_GEMM_DEFAULT));
 }
@@ -32,7 +32,7 @@ void launch_emulated(const GemmArgs& a, ExecContext& ctx, cublasEmulationStrateg
   CUBLAS_CHECK(cublasSetMathMode(h, CUBLAS_DEFAULT_MATH));
   CUBLAS_CHECK(cublasSetPointerMode(h, CUBLAS_POINTER_MODE_HOST));
   CUBLAS_CHECK(cublasSetEmulationStrategy(h, strategy));
-  const cublasStatus_t st = cublasGemmEx(h, CUBLAS_OP_N, CUBLAS_OP_N, a.M, a.N, a.K, &a.alpha, a.A, CUDA_R_64F, a.lda,
+  const cublasStatus_t st = cublasGemmEx(h, cublas_op(a.transa), cublas_op(a.transb), a.M, a.N, a.K, &a.alpha, a.A, CUDA_R_64F, a.lda,
                                          a.B, CUDA_R_64F, a.ldb, &a.beta, a.C, CUDA_R_64F, a.ldc,
                                          CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT, CUBLAS_GEMM_DEFAULT);
   CUBLAS_CHECK(cublasSetEmulationStrategy(h, CUBLAS_EMULATION_STRATEGY_DEFAULT));
@@ -46,17 +46,20 @@ KS_GEMM_VARIANT({.info = {.name = "cublas",
                           .summary = "cuBLAS DGEMM (cublasGemmEx, CUBLAS_COMPUTE_64F, default math): the anchor",
                           .anchor = true},
                  .launch = launch,
-                 .suite_modes = SuiteModes::All});
+                 .suite_modes = SuiteModes::All,
+                 .ops = kOpsAll});
 KS_GEMM_VARIANT({.info = {.name = "cublas_emulated",
                           .summary = "cuBLAS's FP64 emulation (CUBLAS_COMPUTE_64F_EMULATED_FIXEDPOINT), its default "
                                      "strategy: emulated where cuBLAS judges it faster"},
                  .launch = [](const GemmArgs& a, ExecContext& ctx) {
                    launch_emulated(a, ctx, CUBLAS_EMULATION_STRATEGY_DEFAULT);
-                 }});
+                 },
+                 .ops = kOpsAll});
 KS_GEMM_VARIANT({.info = {.name = "cublas_emulated_eager",
                           .summary = "cuBLAS's FP64 emulation, strategy eager: emulated wherever cuBLAS can"},
                  .launch = [](const GemmArgs& a, ExecContext& ctx) {
                    launch_emulated(a, ctx, CUBLAS_EMULATION_STRATEGY_EAGER);
-                 }});
+                 },
+                 .ops = kOpsAll});
 
 }  // namespace ks::gemm

@@ -11,9 +11,11 @@
 //
 // Shared memory, copies, pipeline and block order: gemm/cp_async_pipeline.cuh, shared with warp_tiled
 // (STAGES k-tiles 16 or 32 deep in flight; tiles wholly inside C copy without checks, edge tiles zero-fill;
-// grouped block order for L2 reuse). With its 4 (mod 16) pitches, a fragment load by a half-warp (g = 0..3,
-// t = 0..3) touches word (4 t + g) mod 16 of A and (4 g + t) mod 16 of B, sixteen distinct 8-byte bank pairs:
-// conflict-free. The copies of the next k-tile are spread between the MMAs (a few after each group of MMAs).
+// grouped block order for L2 reuse). All four op(A) op(B) combinations run natively: each operand's k-tile keeps
+// its global orientation in shared memory and the fragment loads read it through OperandTile::at. With the
+// 4 (mod 16) pitches, a fragment load by a half-warp (g = 0..3, t = 0..3) touches word (4 t + g) mod 16 of an
+// operand stored with M (N) contiguous and (4 g + t) mod 16 of one stored with k contiguous, sixteen distinct
+// 8-byte bank pairs either way: conflict-free. The copies of the next k-tile are spread between the MMAs (a few after each group of MMAs).
 // Stores are guarded, so any M, N, K works. The tile shapes are the rows of dmma::kShapes (gemm/dmma_shapes.hpp).
 //
 // Split-K (small or skinny C): blockIdx.z owns one range of K and writes its partial tile to scratch; a second
@@ -36,9 +38,10 @@ namespace dmma {
 
 // The device code lives in a named (not anonymous) namespace: code compiled for sm_75 never uses most of
 // it, and nvcc warns about unreferenced entities with internal linkage.
-template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int STAGES_, int VEC_, Instr I_>
-struct Tile : pipeline::Layout<BM_, BN_, BK_, STAGES_, VEC_, 32 * WARPS_M_ * WARPS_N_> {
-  using L = pipeline::Layout<BM_, BN_, BK_, STAGES_, VEC_, 32 * WARPS_M_ * WARPS_N_>;
+template <int BM_, int BN_, int BK_, int WARPS_M_, int WARPS_N_, int STAGES_, int VEC_, Instr I_, bool TA_ = false,
+          bool TB_ = false>
+struct Tile : pipeline::Layout<BM_, BN_, BK_, STAGES_, VEC_, 32 * WARPS_M_ * WARPS_N_, TA_, TB_> {
+  using L = pipeline::Layout<BM_, BN_, BK_, STAGES_, VEC_, 32 * WARPS_M_ * WARPS_N_, TA_, TB_>;
   static constexpr int WARPS_M = WARPS_M_, WARPS_N = WARPS_N_;
   static constexpr Instr I = I_;
   static constexpr int WTM = L::BM / WARPS_M, WTN = L::BN / WARPS_N;  // warp tile
@@ -65,9 +68,11 @@ __global__ void __launch_bounds__(T::kThreads, 1) dmma_kernel(GemmArgs a, double
   const pipeline::KTileCopier<T> copier(a, smem, i0, j0, kbeg, min(a.K, kbeg + split_depth));
 
   double acc[T::MT][T::NT][4] = {};
-  // This thread's fragment origins inside a stage.
-  const int a_off = t * T::LDA + wm * T::WTM + g;
-  const int b_off = (wn * T::WTN + g) * T::LDB + t;
+  // This thread's fragment origins inside a stage: A(wm WTM + g, t) and B(t, wn WTN + g).
+  using TA = typename T::TileA;
+  using TB = typename T::TileB;
+  const int a_off = TA::at(wm * T::WTM + g, t);
+  const int b_off = TB::at(wn * T::WTN + g, t);
 
   // One k-tile: the MMAs on stage kt % STAGES, with the copies of k-tile `next` spread between them (after
   // each mt group), so that the copies' address arithmetic issues while the tensor cores work rather than
@@ -83,12 +88,12 @@ __global__ void __launch_bounds__(T::kThreads, 1) dmma_kernel(GemmArgs a, double
 #pragma unroll
       for (int nt = 0; nt < T::NT; ++nt)
 #pragma unroll
-        for (int i = 0; i < 4; ++i) b[nt][i] = bs[nt * 8 * T::LDB + 16 * ks + 4 * i];
+        for (int i = 0; i < 4; ++i) b[nt][i] = bs[TB::at(nt * 8, 16 * ks + 4 * i)];
 #pragma unroll
       for (int mt = 0; mt < T::MT; ++mt) {
         double af[8];
 #pragma unroll
-        for (int i = 0; i < 8; ++i) af[i] = as[(16 * ks + 4 * (i / 2)) * T::LDA + mt * 16 + 8 * (i % 2)];
+        for (int i = 0; i < 8; ++i) af[i] = as[TA::at(mt * 16 + 8 * (i % 2), 16 * ks + 4 * (i / 2))];
 #pragma unroll
         for (int nt = 0; nt < T::NT; ++nt) mma_16x8x16<T::I>(acc[mt][nt], af, b[nt]);
 #pragma unroll
@@ -145,10 +150,11 @@ using dmma::Instr;
 using dmma::kShapes;
 using dmma::splitk_finish;
 
-// The kernel's tile for row S of dmma::kShapes, with VEC doubles per copy and instruction I.
-template <int S, int VEC, Instr I>
+// The kernel's tile for row S of dmma::kShapes, with VEC doubles per copy, instruction I, and op(A) = A^T where
+// TA, op(B) = B^T where TB.
+template <int S, int VEC, Instr I, bool TA = false, bool TB = false>
 using TileOf = dmma::Tile<kShapes[S].bm, kShapes[S].bn, kShapes[S].bk, kShapes[S].warps_m, kShapes[S].warps_n,
-                          kShapes[S].stages, VEC, I>;
+                          kShapes[S].stages, VEC, I, TA, TB>;
 
 // Calls f(std::integral_constant<int, S>{}) for the row S == shape.
 template <class F>
@@ -176,18 +182,22 @@ void launch_tile(const GemmArgs& a, ExecContext& ctx, int splits) {
   }
 }
 
-template <int S, Instr I>
+template <int S, Instr I, bool TA, bool TB>
 void launch_shape(const GemmArgs& a, ExecContext& ctx, int splits) {
   static_assert(TileOf<S, 2, I>::kSmemBytes == dmma::smem_bytes(kShapes[S]), "one formula for both");
   if (pipeline::wide_loads(a))
-    launch_tile<TileOf<S, 2, I>>(a, ctx, splits);
+    launch_tile<TileOf<S, 2, I, TA, TB>>(a, ctx, splits);
   else
-    launch_tile<TileOf<S, 1, I>>(a, ctx, splits);
+    launch_tile<TileOf<S, 1, I, TA, TB>>(a, ctx, splits);
 }
 
 template <Instr I>
 void launch_instr(const GemmArgs& a, ExecContext& ctx, const Config& c) {
-  with_shape(c.shape, [&](auto s) { launch_shape<decltype(s)::value, I>(a, ctx, c.splits); });
+  with_ops(a, [&](auto ta, auto tb) {
+    with_shape(c.shape, [&](auto s) {
+      launch_shape<decltype(s)::value, I, decltype(ta)::value, decltype(tb)::value>(a, ctx, c.splits);
+    });
+  });
 }
 
 template <Instr I>
@@ -272,7 +282,8 @@ KS_GEMM_VARIANT({.info = {.name = "dmma",
                                      "chosen by shape",
                           .min_cc = kDmmaCc},
                  .launch = dmma::run_rule,
-                 .suite_modes = SuiteModes::Pipelined});
+                 .suite_modes = SuiteModes::Pipelined,
+                 .ops = kOpsAll});
 
 // The configurations the rule chooses from, each on its own, for autotuning and testing: one per row of
 // dmma::kShapes, then dmma::kExtras.
@@ -281,11 +292,13 @@ KS_GEMM_VARIANTS([] {
   for (int shape = 0; shape < dmma::kShapeCount; ++shape)
     out.push_back({.info = {.name = dmma::variant_name(shape), .summary = shape_summary(shape), .min_cc = kDmmaCc,
                             .tuning = true},
-                   .launch = fixed(shape, 1, false)});
+                   .launch = fixed(shape, 1, false),
+                   .ops = kOpsAll});
   for (const dmma::Extra& e : dmma::kExtras)
     out.push_back({.info = {.name = dmma::variant_name(e.shape) + e.suffix, .summary = e.summary, .min_cc = kDmmaCc,
                             .tuning = true},
-                   .launch = fixed(e.shape, e.splits, e.k4)});
+                   .launch = fixed(e.shape, e.splits, e.k4),
+                   .ops = kOpsAll});
   return out;
 });
 

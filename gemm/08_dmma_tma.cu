@@ -12,13 +12,16 @@
 // accumulators through shared memory at the tile's end (128 x 64, eight warps: one tile per SM where C has
 // about as many tiles as SMs, as at 1024^3, without a split-K partial in global memory).
 //
-// Shared memory, one stage (BM x BK of A, BK x BN of B), everything in 128-byte rows swizzled by the TMA's
-// 128-byte pattern (the 16-byte chunk c of row r lands at chunk c ^ (r % 8); rows grouped in 1024-byte
-// aligned blocks):
-//   A: BM / 16 boxes of 16 rows (m) x BK (k): row k holds A(m0 .. m0 + 15, k), as in global memory.
-//   B: BK / 16 boxes of 16 (k) x BN (n): row n holds B(k0 .. k0 + 15, n).
-// A box of A is exactly one 16-row mma tile. The box shapes follow from the swizzle: the TMA swizzles only
-// boxes whose inner extent is at most 128 bytes, i.e. 16 doubles.
+// Shared memory, one stage (BM x BK of op(A), BK x BN of op(B)), everything in 128-byte rows swizzled by the
+// TMA's 128-byte pattern (the 16-byte chunk c of row r lands at chunk c ^ (r % 8); rows grouped in 1024-byte
+// aligned blocks). Each operand keeps the orientation it has in global memory, so all four op(A) op(B)
+// combinations load with plain TMA boxes and the transposition is absorbed in the fragment loads:
+//   op(A) = A:   BM / 16 boxes of 16 rows (m) x BK (k): row k holds A(m0 .. m0 + 15, k).
+//   op(A) = A^T: BK / 16 boxes of 16 (k) x BM (m): row m holds op(A)(m, k0 .. k0 + 15).
+//   op(B) = B:   BK / 16 boxes of 16 (k) x BN (n): row n holds B(k0 .. k0 + 15, n).
+//   op(B) = B^T: BN / 16 boxes of 16 rows (n) x BK (k): row k holds op(B)(k, n0 .. n0 + 15).
+// A box of A (as stored) is exactly one 16-row mma tile. The box shapes follow from the swizzle: the TMA
+// swizzles only boxes whose inner extent is at most 128 bytes, i.e. 16 doubles.
 //
 // Conflict-free fragment loads. A warp's fragment load (mma.m16n8k16 f64: lane 4g + t reads A(g (+8), t + 4j)
 // and B(t + 4j, g)) moves 32 doubles; shared memory serves 64-bit loads a half-warp (16 lanes: g = 0..3 or
@@ -30,7 +33,8 @@
 // then read rows r whose (r % 8) / 2 are 0, 1, 2, 3 (A: chunks {c, c ^ 1} XOR r % 8 cover all 8) and whose
 // (r / 8, r % 2) are all different (B: row n = g XORs chunk r / 2 within its group of 4, and the group and the
 // double within the chunk separate the t). Both are conflict-free; a test checks every load against this
-// model.
+// model. The transposed layouts are the same two patterns with the operands' roles exchanged: op(A) = A^T is
+// read as B is (row m = g, element r), op(B) = B^T as A is (row r, element n = g).
 //
 // Work schedule (gemm/stream_k.hpp): whole tiles in waves, then the last full wave and the remainder shared
 // by all blocks in equal runs of k-tiles (stream-K); a block that ends inside a tile writes its accumulators
@@ -70,9 +74,11 @@ namespace tma {
 // add their accumulators through shared memory (in kRedRounds rounds through a buffer of kRedBytes). The second
 // form gives a 128 x 64 tile the eight consumer warps of a 128 x 128 one, with the same 64 x 32 warp tile, so one
 // block per SM runs half the tile with no split-K partial in global memory (1024^3: 128 tiles for 132 SMs).
-template <int BM_, int BN_, int BK_, int STAGES_, int MIN_BLOCKS_, int KGROUPS_ = 1>
+// TA, TB: op(A) = A^T, op(B) = B^T (the header's layouts).
+template <int BM_, int BN_, int BK_, int STAGES_, int MIN_BLOCKS_, int KGROUPS_ = 1, bool TA_ = false, bool TB_ = false>
 struct Tile {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, STAGES = STAGES_, kMinBlocks = MIN_BLOCKS_, KGROUPS = KGROUPS_;
+  static constexpr bool TA = TA_, TB = TB_;
   static constexpr int WARPS_M = BM / 64, WARPS_N = BN / 32;  // a group's warps, each a 64 x 32 piece of C
   static constexpr int MT = 4, NT = 4;                        // 16x8 mma tiles per consumer warp
   static constexpr int kTileWarps = WARPS_M * WARPS_N;        // one group: the warps that read a stage
@@ -184,7 +190,9 @@ __device__ __forceinline__ void add_partial(double (&acc)[T::MT][T::NT][4], doub
   for (int q = 0; q < T::MT * T::NT * 4; ++q) acc[q / (T::NT * 4)][q / 4 % T::NT][q % 4] += __ldcg(slot + q * 32 + lane);
 }
 
-// One stage's MMAs of a consumer warp: BK / 16 steps of 16 deep. The stage is a template parameter so that its
+// One stage's MMAs of a consumer warp: BK / 16 steps of 16 deep. a_off[j] is element (k = r_j, m = g) of a box
+// of A as stored (row r_j), b_off[j] element (n = g, k = r_j) of a box of B as stored (row g); the transposed
+// operands read with the other's offsets (header). The stage is a template parameter so that its
 // offset is part of every load's immediate: with a run-time stage the fragment addresses changed every stage, and
 // ptxas, short of registers, recomputed them from the thread index each time (about 90 instructions and an S2R
 // ahead of each stage's first load).
@@ -199,12 +207,16 @@ __device__ __forceinline__ void consume(double (&acc)[T::MT][T::NT][4], const do
 #pragma unroll
     for (int nt = 0; nt < T::NT; ++nt)
 #pragma unroll
-      for (int i = 0; i < 4; ++i) bf[nt][i] = bs[ks * T::BN * 16 + nt * 8 * 16 + b_off[i]];
+      for (int i = 0; i < 4; ++i)
+        bf[nt][i] = T::TB ? bs[(nt / 2) * 16 * T::BK + ks * 256 + (a_off[i] ^ (8 * (nt % 2)))]
+                          : bs[ks * T::BN * 16 + nt * 8 * 16 + b_off[i]];
 #pragma unroll
     for (int mt = 0; mt < T::MT; ++mt) {
       double af[8];
 #pragma unroll
-      for (int i = 0; i < 8; ++i) af[i] = as[mt * 16 * T::BK + ks * 256 + (a_off[i / 2] ^ (8 * (i % 2)))];
+      for (int i = 0; i < 8; ++i)
+        af[i] = T::TA ? as[ks * T::BM * 16 + mt * 256 + 128 * (i % 2) + b_off[i / 2]]
+                      : as[mt * 16 * T::BK + ks * 256 + (a_off[i / 2] ^ (8 * (i % 2)))];
 #pragma unroll
       for (int nt = 0; nt < T::NT; ++nt) dmma::mma_16x8x16<dmma::Instr::K16>(acc[mt][nt], af, bf[nt]);
     }
@@ -345,10 +357,21 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         const uint32_t bar = smem_addr(&full[stage]);
         bar_arrive_expect(bar, T::kStageBytes);         // zero-filled parts of edge boxes count too
         const uint32_t sa = base + stage * T::kStageBytes, sb = sa + T::kABytes;
+        // Boxes of 16 along the stored operand's contiguous dimension (m or k of A, k or n of B; header).
+        if constexpr (T::TA) {
 #pragma unroll
-        for (int b = 0; b < T::BM / 16; ++b) tma_load(sa + b * 16 * T::BK * 8, &map_a, tm * T::BM + 16 * b, kt * T::BK, bar);
+          for (int q = 0; q < T::BK / 16; ++q) tma_load(sa + q * T::BM * 128, &map_a, kt * T::BK + 16 * q, tm * T::BM, bar);
+        } else {
 #pragma unroll
-        for (int q = 0; q < T::BK / 16; ++q) tma_load(sb + q * T::BN * 128, &map_b, kt * T::BK + 16 * q, tn * T::BN, bar);
+          for (int b = 0; b < T::BM / 16; ++b) tma_load(sa + b * 16 * T::BK * 8, &map_a, tm * T::BM + 16 * b, kt * T::BK, bar);
+        }
+        if constexpr (T::TB) {
+#pragma unroll
+          for (int b = 0; b < T::BN / 16; ++b) tma_load(sb + b * 16 * T::BK * 8, &map_b, tn * T::BN + 16 * b, kt * T::BK, bar);
+        } else {
+#pragma unroll
+          for (int q = 0; q < T::BK / 16; ++q) tma_load(sb + q * T::BN * 128, &map_b, kt * T::BK + 16 * q, tn * T::BN, bar);
+        }
         if (++stage == T::STAGES) {
           stage = 0;
           phase ^= 1;
@@ -374,8 +397,9 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         a_off[j] = tma_swizzled(r, g);
         b_off[j] = tma_swizzled(g, r);
       }
-      const double* a_warp = smem + wm * T::MT * 16 * T::BK;        // this warp's rows of A in stage 0
-      const double* b_warp = smem + T::kABytes / 8 + wn * 32 * 16;  // and its columns of B
+      // This warp's rows of op(A) in stage 0 (boxes of rows, or rows of boxes) and its columns of op(B).
+      const double* a_warp = smem + (T::TA ? wm * 64 * 16 : wm * T::MT * 16 * T::BK);
+      const double* b_warp = smem + T::kABytes / 8 + (T::TB ? wn * 2 * 16 * T::BK : wn * 32 * 16);
       int stage = 0;
       uint32_t phase = 0;
       for (long long u = 0; u < units; ++u) {
@@ -437,10 +461,10 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 #endif
 }
 
-// The kernel of row I of dmma::kTmaTiles.
-template <int I>
+// The kernel of row I of dmma::kTmaTiles, for op(A) = A^T where TA and op(B) = B^T where TB.
+template <int I, bool TA = false, bool TB = false>
 using TileOf = Tile<dmma::kTmaTiles[I].bm, dmma::kTmaTiles[I].bn, dmma::kTmaTiles[I].bk, dmma::kTmaTiles[I].stages,
-                    dmma::kTmaTiles[I].min_blocks, dmma::kTmaTiles[I].kgroups>;
+                    dmma::kTmaTiles[I].min_blocks, dmma::kTmaTiles[I].kgroups, TA, TB>;
 
 }  // namespace tma
 
@@ -507,9 +531,17 @@ TileReadiness read_readiness(int device) {
       // sm_90a code runs on compute capability 9.0 only; elsewhere the kernel has no image (the query fails).
       if (kBuilt && major == 9 && minor == 0 && T::kSmemBytes <= optin &&
           cudaFuncGetAttributes(&fa, tma::tma_kernel<T>) == cudaSuccess) {
-        CUDA_CHECK(cudaFuncSetAttribute(tma::tma_kernel<T>, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes));
-        CUDA_CHECK(cudaFuncSetAttribute(tma::tma_kernel<T>, cudaFuncAttributePreferredSharedMemoryCarveout,
-                                        cudaSharedmemCarveoutMaxShared));
+        // The four op combinations share the shared-memory size, and so the occupancy read below.
+        auto allow = [](auto kernel) {
+          CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, T::kSmemBytes));
+          CUDA_CHECK(cudaFuncSetAttribute(kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
+                                          cudaSharedmemCarveoutMaxShared));
+        };
+        constexpr int I = decltype(tile)::value;
+        allow(tma::tma_kernel<T>);
+        allow(tma::tma_kernel<tma::TileOf<I, false, true>>);
+        allow(tma::tma_kernel<tma::TileOf<I, true, false>>);
+        allow(tma::tma_kernel<tma::TileOf<I, true, true>>);
         CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r.blocks_per_sm, tma::tma_kernel<T>, T::kThreads,
                                                                  T::kSmemBytes));
         r.loads = r.blocks_per_sm > 0;
@@ -544,8 +576,9 @@ std::string describe(const stream_k::Plan& p) {
 
 template <class T>
 void launch(const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared = true) {
-  const CUtensorMap map_a = tensor_map(a.A, a.M, a.K, a.lda, T::BK);
-  const CUtensorMap map_b = tensor_map(a.B, a.K, a.N, a.ldb, T::BN);
+  // The operands as stored: A is M x K (K x M for A^T), B is K x N (N x K for B^T); boxes as the header says.
+  const CUtensorMap map_a = T::TA ? tensor_map(a.A, a.K, a.M, a.lda, T::BM) : tensor_map(a.A, a.M, a.K, a.lda, T::BK);
+  const CUtensorMap map_b = T::TB ? tensor_map(a.B, a.N, a.K, a.ldb, T::BK) : tensor_map(a.B, a.K, a.N, a.ldb, T::BN);
   const stream_k::Plan plan = plan_for<T>(a, r, shared);
   double* partials = nullptr;
   unsigned* sync = nullptr;
@@ -560,8 +593,11 @@ void launch(const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared
 
 // Enqueues row `tile` of dmma::kTmaTiles; `shared` false: whole tiles only (no stream-K).
 void launch_tile(int tile, const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared) {
-  with_index<dmma::kTmaTileCount>(tile, [&](auto t) { launch<tma::TileOf<decltype(t)::value>>(a, ctx, r, shared); },
-                                  "dmma_tma tiles");
+  with_ops(a, [&](auto ta, auto tb) {
+    with_index<dmma::kTmaTileCount>(tile, [&](auto t) {
+      launch<tma::TileOf<decltype(t)::value, decltype(ta)::value, decltype(tb)::value>>(a, ctx, r, shared);
+    }, "dmma_tma tiles");
+  });
 }
 
 // Runs `tile` where it can, dmma's rule otherwise; says which in the note dmma_tma_path (`name` the tile's).
@@ -611,7 +647,8 @@ KS_GEMM_VARIANT({.info = {.name = "dmma_tma",
                                      "persistent grid, stream-K last wave; 128x128 or 128x64 with two k-groups, or "
                                      "dmma, where the rule says",
                           .min_cc = kTmaCc},
-                 .launch = run_rule});
+                 .launch = run_rule,
+                 .ops = kOpsAll});
 
 // Each TMA kernel on its own, for autotuning and testing: one per row of dmma::kTmaTiles, then dmma::kTmaExtras.
 KS_GEMM_VARIANTS([] {
@@ -621,7 +658,8 @@ KS_GEMM_VARIANTS([] {
                             .summary = summary,
                             .min_cc = kTmaCc,
                             .tuning = true},
-                   .launch = [=](const GemmArgs& a, ExecContext& ctx) { run_or_fall_back(tile, a, ctx, name, shared); }});
+                   .launch = [=](const GemmArgs& a, ExecContext& ctx) { run_or_fall_back(tile, a, ctx, name, shared); },
+                   .ops = kOpsAll});
   };
   for (int i = 0; i < dmma::kTmaTileCount; ++i) add(i, "", dmma::kTmaTiles[i].name, dmma::kTmaTiles[i].summary, true);
   for (const dmma::TmaExtra& e : dmma::kTmaExtras) add(e.tile, e.suffix, e.name, e.summary, false);

@@ -2,9 +2,11 @@
 // block's k-tiles of A and B sit in shared memory, the asynchronous copies that fill them, the loop that
 // keeps STAGES - 1 k-tiles in flight, the order of the blocks, and the host-side launch checks.
 //
-// Shared memory. A's k-tile is stored k-major (As[k][m], m contiguous as in global memory) and B's n-major
-// (Bs[n][k], k contiguous as in global memory), so every global-to-shared copy is a straight cp.async of 8
-// or 16 bytes (cp.async copies global to shared memory without passing through registers; sm_80+). Row
+// Shared memory. Each operand's k-tile keeps the orientation it has in global memory, so every global-to-shared
+// copy is a straight cp.async of 8 or 16 bytes (cp.async copies global to shared memory without passing through
+// registers; sm_80+): with op N, A's k-tile is stored k-major (As[k][m], m contiguous) and B's n-major (Bs[n][k],
+// k contiguous); op(A) = A^T is stored m-major (As[m][k]) and op(B) = B^T k-major (Bs[k][n]). The transposition
+// is absorbed in the kernels' shared-memory reads (OperandTile::at), not done by a pass over A or B. Row
 // pitches are padded to 4 (mod 16) doubles, which keeps the kernels' shared loads conflict-free (each kernel
 // says why for its own access pattern).
 //
@@ -31,19 +33,39 @@ namespace ks::gemm::pipeline {
 
 constexpr int kPad = 4;  // pitch = 4 (mod 16) doubles
 
+// One operand's k-tile in shared memory: R x BK (R = BM rows of op(A), or BN columns of op(B)), stored as in
+// global memory: k contiguous (KCONTIG: op(A) = A^T, op(B) = B) in R lines of BK + kPad doubles, or R contiguous
+// in BK lines of R + kPad. Element (x, k) of the tile (x < R, k < BK) sits at at(x, k).
+template <int R, int BK, int VEC, int THREADS, bool KCONTIG>
+struct OperandTile {
+  static constexpr bool kKContig = KCONTIG;
+  static constexpr int kLine = KCONTIG ? BK : R;   // doubles along the contiguous direction
+  static constexpr int kLines = KCONTIG ? R : BK;
+  static constexpr int kPitch = kLine + kPad;
+  static constexpr int kStageDoubles = kLines * kPitch;
+  static constexpr int kCopies = R * BK / VEC / THREADS;  // cp.async per thread per stage
+  static constexpr int kPerLine = kLine / VEC;             // threads per line
+  static constexpr int kStep = THREADS / kPerLine;         // lines between one thread's copies
+  static_assert(R * BK / VEC % THREADS == 0, "copies must divide evenly");
+  static_assert(THREADS % kPerLine == 0, "copies keep their line");
+  static_assert(kPitch % 16 == kPad, "pitches are 4 (mod 16) doubles");
+  __host__ __device__ static constexpr int at(int x, int k) { return KCONTIG ? x * kPitch + k : k * kPitch + x; }
+};
+
 // Shared-memory layout and copy split of one block: BM x BN tile of C, BK-deep k-tiles, STAGES of them,
-// VEC doubles per copy, THREADS threads.
-template <int BM_, int BN_, int BK_, int STAGES_, int VEC_, int THREADS_>
+// VEC doubles per copy, THREADS threads; op(A) = A^T where TA, op(B) = B^T where TB.
+template <int BM_, int BN_, int BK_, int STAGES_, int VEC_, int THREADS_, bool TA_ = false, bool TB_ = false>
 struct Layout {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, STAGES = STAGES_, VEC = VEC_, kThreads = THREADS_;
-  static constexpr int LDA = BM + kPad, LDB = BK + kPad;
-  static constexpr int kStageDoubles = BK * LDA + BN * LDB;
+  static constexpr bool TA = TA_, TB = TB_;
+  using TileA = OperandTile<BM, BK, VEC, kThreads, TA>;
+  using TileB = OperandTile<BN, BK, VEC, kThreads, !TB>;
+  static constexpr int LDA = TileA::kPitch, LDB = TileB::kPitch;  // NN: BM + 4 (As[k][m]) and BK + 4 (Bs[n][k])
+  static constexpr int kAStageDoubles = TileA::kStageDoubles, kBStageDoubles = TileB::kStageDoubles;
+  static constexpr int kStageDoubles = kAStageDoubles + kBStageDoubles;
   static constexpr int kSmemBytes = STAGES * kStageDoubles * 8;
-  static constexpr int kACopies = BK * BM / VEC / kThreads;  // cp.async per thread per stage
-  static constexpr int kBCopies = BN * BK / VEC / kThreads;
+  static constexpr int kACopies = TileA::kCopies, kBCopies = TileB::kCopies;
   static constexpr int kCopies = kACopies + kBCopies;
-  static_assert(BK * BM / VEC % kThreads == 0 && BN * BK / VEC % kThreads == 0, "copies must divide evenly");
-  static_assert(LDA % 16 == kPad && LDB % 16 == kPad, "pitches are 4 (mod 16) doubles");
 };
 
 // ---- the instructions ----
@@ -94,64 +116,82 @@ __device__ __forceinline__ void block_tile(int& tile_m, int& tile_n) {
 
 // ---- the copies of one block ----
 
-// The copies of the BM x BN tile at (i0, j0), over the K range [kbeg, kend), into `smem`: STAGES stages of
-// As[BK][LDA] followed by STAGES stages of Bs[BN][LDB].
+// One thread's copies of one operand's k-tiles (OperandTile `Tile`, BK deep, VEC doubles per copy) for the block
+// whose tile starts at row (column) x0 of op(A) (op(B)), over the K range from kbeg. Copy r of thread tid is
+// element tid + r * kThreads of the tile, in line order: a thread's copies share their place along the line and
+// step by a fixed number of lines, so one base pointer and constant offsets address all of them.
+template <class Tile, int BK, int VEC>
+class OperandCopier {
+ public:
+  // base, ld: the operand as stored; limit: M (op(A)) or N (op(B)).
+  __device__ __forceinline__ OperandCopier(const double* base, int ld, int x0, int limit, int kbeg)
+      : base_(base),
+        c_((threadIdx.x % Tile::kPerLine) * VEC),
+        line_(threadIdx.x / Tile::kPerLine),
+        k_first_(kbeg + (Tile::kKContig ? c_ : line_)),
+        fixed_(Tile::kKContig ? limit - (x0 + line_) : max(0, min(VEC, limit - (x0 + c_)))),
+        src_(Tile::kKContig ? base + k_first_ + static_cast<size_t>(x0 + line_) * ld
+                            : base + (x0 + c_) + static_cast<size_t>(k_first_) * ld),
+        copy_step_(static_cast<size_t>(Tile::kStep) * ld),
+        ktile_step_(static_cast<size_t>(BK) * ld) {}
+
+  // Copy r of k-tile kt into `stage` (this operand's part of a stage). Unchecked: the k-tile lies inside the
+  // operand and the K range; otherwise what lies outside the operand or at k >= kend is zero-filled.
+  template <bool Unchecked>
+  __device__ __forceinline__ void copy(double* stage, int r, int kt, int kend) const {
+    double* dst = stage + (line_ + r * Tile::kStep) * Tile::kPitch + c_;
+    const double* src = src_ + kt * (Tile::kKContig ? static_cast<size_t>(BK) : ktile_step_) + r * copy_step_;
+    if constexpr (Unchecked) {
+      cp_async_whole<8 * VEC>(dst, src);
+    } else {
+      const int k = k_first_ + kt * BK;
+      int n;
+      if constexpr (Tile::kKContig)
+        n = r * Tile::kStep < fixed_ ? max(0, min(VEC, kend - k)) : 0;  // line inside, then how much of k
+      else
+        n = k + r * Tile::kStep < kend ? fixed_ : 0;  // k inside, then how much of the line
+      cp_async<8 * VEC>(dst, n ? src : base_, 8 * n);
+    }
+  }
+
+ private:
+  const double* const base_;
+  const int c_, line_;  // this thread's place along a line, and its first line
+  const int k_first_;   // k of its first element in k-tile 0
+  const int fixed_;     // kKContig: lines left in the operand from its first; else: valid doubles of its copies
+  const double* const src_;  // k-tile 0, copy 0
+  const size_t copy_step_, ktile_step_;  // ktile_step_: where k runs across lines (else BK)
+};
+
+// The copies of the BM x BN tile at (i0, j0), over the K range [kbeg, kend), into `smem`: STAGES stages of A's
+// tile followed by STAGES stages of B's (L::TileA, L::TileB).
 template <class L>
 class KTileCopier {
  public:
   __device__ __forceinline__ KTileCopier(const GemmArgs& a, double* smem, int i0, int j0, int kbeg, int kend)
-      : a_(a),
-        as_(smem),
-        bs_(smem + L::STAGES * L::BK * L::LDA),
-        j0_(j0),
-        kbeg_(kbeg),
+      : as_(smem),
+        bs_(smem + L::STAGES * L::kAStageDoubles),
         kend_(kend),
         ktiles_(ceil_div(kend - kbeg, L::BK)),
         whole_ktiles_(i0 + L::BM <= a.M && j0 + L::BN <= a.N ? (kend - kbeg) / L::BK : 0),
-        a_m_((threadIdx.x % kAPerCol) * L::VEC),
-        a_k_(threadIdx.x / kAPerCol),
-        b_k_((threadIdx.x % kBPerCol) * L::VEC),
-        b_n_(threadIdx.x / kBPerCol),
-        a_rows_(max(0, min(L::VEC, a.M - (i0 + a_m_)))),
-        a_src_(a.A + (i0 + a_m_) + static_cast<size_t>(kbeg + a_k_) * a.lda),
-        b_src_(a.B + (kbeg + b_k_) + static_cast<size_t>(j0 + b_n_) * a.ldb),
-        a_copy_step_(static_cast<size_t>(kAStep) * a.lda),
-        b_copy_step_(static_cast<size_t>(kBStep) * a.ldb),
-        a_ktile_step_(static_cast<size_t>(L::BK) * a.lda) {}
+        a_(a.A, a.lda, i0, a.M, kbeg),
+        b_(a.B, a.ldb, j0, a.N, kbeg) {}
 
   __device__ __forceinline__ int ktiles() const { return ktiles_; }
   // k-tile kt of a tile wholly inside C lies wholly inside the K range: its copies need no checks.
   __device__ __forceinline__ bool whole(int kt) const { return kt < whole_ktiles_; }
-  __device__ __forceinline__ const double* a_stage(int stage) const { return as_ + stage * L::BK * L::LDA; }
-  __device__ __forceinline__ const double* b_stage(int stage) const { return bs_ + stage * L::BN * L::LDB; }
+  __device__ __forceinline__ const double* a_stage(int stage) const { return as_ + stage * L::kAStageDoubles; }
+  __device__ __forceinline__ const double* b_stage(int stage) const { return bs_ + stage * L::kBStageDoubles; }
 
   // This thread's copy c (A's copies first, then B's; c < L::kCopies) of k-tile kt into `stage`.
   // `unchecked` (std::true_type) where whole(kt); otherwise every element outside A, B or the K range is
   // zero-filled.
   template <class Unchecked>
   __device__ __forceinline__ void copy(Unchecked, int c, int stage, int kt) const {
-    const int k0 = kbeg_ + kt * L::BK;
-    if (c < L::kACopies) {
-      const int r = c;
-      double* dst = as_ + stage * L::BK * L::LDA + (a_k_ + r * kAStep) * L::LDA + a_m_;
-      const double* src = a_src_ + kt * a_ktile_step_ + r * a_copy_step_;
-      if constexpr (Unchecked::value) {
-        cp_async_whole<8 * L::VEC>(dst, src);
-      } else {
-        const int n = k0 + a_k_ + r * kAStep < kend_ ? a_rows_ : 0;
-        cp_async<8 * L::VEC>(dst, n ? src : a_.A, 8 * n);
-      }
-    } else {
-      const int r = c - L::kACopies;
-      double* dst = bs_ + stage * L::BN * L::LDB + (b_n_ + r * kBStep) * L::LDB + b_k_;
-      const double* src = b_src_ + static_cast<size_t>(kt) * L::BK + r * b_copy_step_;
-      if constexpr (Unchecked::value) {
-        cp_async_whole<8 * L::VEC>(dst, src);
-      } else {
-        const int n = j0_ + b_n_ + r * kBStep < a_.N ? max(0, min(L::VEC, kend_ - (k0 + b_k_))) : 0;
-        cp_async<8 * L::VEC>(dst, n ? src : a_.B, 8 * n);
-      }
-    }
+    if (c < L::kACopies)
+      a_.template copy<Unchecked::value>(as_ + stage * L::kAStageDoubles, c, kt, kend_);
+    else
+      b_.template copy<Unchecked::value>(bs_ + stage * L::kBStageDoubles, c - L::kACopies, kt, kend_);
   }
 
   // All of this thread's copies of k-tile kt.
@@ -166,21 +206,11 @@ class KTileCopier {
   }
 
  private:
-  // Copy r of thread tid is element tid + r * kThreads of the tile. A thread's copies share one row (A) or one
-  // k (B) and step by a fixed number of columns: one base pointer per operand plus constant offsets address
-  // all of them.
-  static constexpr int kAPerCol = L::BM / L::VEC, kBPerCol = L::BK / L::VEC;
-  static_assert(L::kThreads % kAPerCol == 0 && L::kThreads % kBPerCol == 0, "copies keep their row");
-  static constexpr int kAStep = L::kThreads / kAPerCol, kBStep = L::kThreads / kBPerCol;  // columns between copies
-
-  const GemmArgs& a_;
   double* const as_;
   double* const bs_;
-  const int j0_, kbeg_, kend_, ktiles_, whole_ktiles_;
-  const int a_m_, a_k_, b_k_, b_n_, a_rows_;
-  const double* const a_src_;  // k-tile 0, copy 0
-  const double* const b_src_;
-  const size_t a_copy_step_, b_copy_step_, a_ktile_step_;
+  const int kend_, ktiles_, whole_ktiles_;
+  const OperandCopier<typename L::TileA, L::BK, L::VEC> a_;
+  const OperandCopier<typename L::TileB, L::BK, L::VEC> b_;
 };
 
 // The main loop. `ktile(unchecked, kt, next, load)` multiplies k-tile kt (in stage kt % STAGES) and, when

@@ -1,6 +1,6 @@
 // Every registered DGEMM variant: the registry, then every variant in every launch mode on odd shapes, the BLAS
-// cases, every input distribution, and indices past 2^31. Parameterised from the registry: a new variant is
-// tested everywhere with no edit here.
+// cases, every input distribution, and indices past 2^31, in every op(A) op(B) combination it declares.
+// Parameterised from the registry: a new variant is tested everywhere with no edit here.
 #include "gemm_fixtures.hpp"
 #include "gemm/dmma_shapes.hpp"
 
@@ -57,43 +57,83 @@ const std::vector<ShapeCase>& shape_cases() {
 
 std::vector<std::string> variant_names() { return registry().names(); }
 
-using Param = std::tuple<std::string, Mode, std::size_t>;
+// The op(A) op(B) combinations by index: 0 NN, 1 NT, 2 TN, 3 TT.
+struct Ops {
+  Op a, b;
+};
+Ops ops_of(int index) { return {index / 2 ? Op::T : Op::N, index % 2 ? Op::T : Op::N}; }
+std::vector<int> declared_ops(const std::string& name) {
+  std::vector<int> out;
+  for (int o = 0; o < 4; ++o)
+    if (registry().find(name)->runs(ops_of(o).a, ops_of(o).b)) out.push_back(o);
+  return out;
+}
+
+// The shape case every launch mode runs in each op combination besides NN (padded leading dimensions, beta != 0);
+// the others run those in device mode (the modes move the stored arrays, whatever their orientation).
+constexpr std::size_t kEveryModeCase = 9;
+
+using Param = std::tuple<std::string, Mode, std::size_t, int>;  // variant, mode, shape case, ops
+
+std::vector<Param> gemm_cases() {
+  std::vector<Param> out;
+  for (const std::string& name : variant_names())
+    for (int o : declared_ops(name))
+      for (Mode mode : all_modes())
+        for (std::size_t i = 0; i < shape_cases().size(); ++i)
+          if (o == 0 || mode == Mode::Device || i == kEveryModeCase) out.emplace_back(name, mode, i, o);
+  return out;
+}
 
 std::string case_name(const ::testing::TestParamInfo<Param>& info) {
-  const std::string& name = std::get<0>(info.param);
-  const Mode mode = std::get<1>(info.param);
-  return test::sanitize(name + "_" + to_string(mode) + "_" + shape_cases()[std::get<2>(info.param)].shape.str());
+  const auto& [name, mode, index, o] = info.param;
+  return test::sanitize(name + "_" + to_string(mode) + "_" +
+                        shape_cases()[index].shape.with_ops(ops_of(o).a, ops_of(o).b).str());
 }
 
 class GemmCase : public ::testing::TestWithParam<Param> {};
 
-// Shape case `index`'s problem, built once per process: every variant and mode checks against the same inputs
-// and the same Eigen reference. alpha and beta are drawn from the seed and the case.
-const GemmProblem& shape_problem(std::size_t index) {
-  return shared_problem("shape " + std::to_string(index), [index] {
+// Shape case `index`'s problem in op combination `o`, built once per process: every variant and mode checks
+// against the same inputs and the same Eigen reference. alpha and beta are drawn from the seed and the case.
+const GemmProblem& shape_problem(std::size_t index, int o) {
+  return shared_problem("shape " + std::to_string(index) + " ops " + std::to_string(o), [index, o] {
     const ShapeCase& sc = shape_cases()[index];
     const std::uint64_t seed = process_seed();
     std::mt19937_64 rng(seed + index);
     std::uniform_real_distribution<double> scalar(-2.0, 2.0);
     const double alpha = scalar(rng);
     const double beta = sc.beta_zero ? 0.0 : scalar(rng);
-    return make_problem(sc.shape, alpha, beta, seed);
+    return make_problem(sc.shape.with_ops(ops_of(o).a, ops_of(o).b), alpha, beta, seed);
   });
 }
 
 TEST_P(GemmCase, MatchesEigenReference) {
   KS_REQUIRE_GPU();
-  const auto& [name, mode, shape_index] = GetParam();
+  const auto& [name, mode, shape_index, o] = GetParam();
   KS_VARIANT_OR_SKIP(v, name);
-  const GemmCheck c = run_once(*v, mode, shape_problem(shape_index));
-  EXPECT_TRUE(c.ok) << name << " / " << to_string(mode) << ": " << c.report;
+  const GemmProblem& p = shape_problem(shape_index, o);
+  const GemmCheck c = run_once(*v, mode, p);
+  EXPECT_TRUE(c.ok) << name << " / " << to_string(mode) << " / " << p.shape.str() << ": " << c.report;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Variants, GemmCase,
-    ::testing::Combine(::testing::ValuesIn(variant_names()), ::testing::ValuesIn(all_modes()),
-                       ::testing::Range<std::size_t>(0, shape_cases().size())),
-    case_name);
+INSTANTIATE_TEST_SUITE_P(Variants, GemmCase, ::testing::ValuesIn(gemm_cases()), case_name);
+
+// A variant that takes only NN is refused the others, in every mode, with the reason (no silent transposing copy).
+TEST(GemmOps, TeachingStepsRefuseTransposedOperands) {
+  KS_REQUIRE_GPU();
+  for (const GemmVariant* v : registry().all()) {
+    if (v->runs(Op::T, Op::T) || test::current_cc() < v->info.min_cc) continue;
+    const GemmProblem& p = shape_problem(2, 3);
+    for (Mode mode : {Mode::Device, Mode::Pinned, Mode::PinnedPipelined}) {
+      try {
+        run_once(*v, mode, p);
+        ADD_FAILURE() << v->info.name << " ran TT in " << to_string(mode);
+      } catch (const std::invalid_argument& e) {
+        EXPECT_NE(std::string(e.what()).find("not TT"), std::string::npos) << e.what();
+      }
+    }
+  }
+}
 
 // BLAS semantics in every variant and mode: alpha == 0 reads neither A nor B (NaN there must not reach C), and a
 // zero M, N or K is a quick return (K == 0: C = beta C).
@@ -116,27 +156,42 @@ const std::vector<BlasCase>& blas_cases() {
   return c;
 }
 
-using BlasParam = std::tuple<std::string, Mode, std::size_t>;
+using BlasParam = std::tuple<std::string, Mode, std::size_t, int>;  // variant, mode, case, ops
+
+// NN in every mode; the other declared combinations in device mode.
+std::vector<BlasParam> blas_params() {
+  std::vector<BlasParam> out;
+  for (const std::string& name : variant_names())
+    for (int o : declared_ops(name))
+      for (Mode mode : all_modes())
+        for (std::size_t i = 0; i < blas_cases().size(); ++i)
+          if (o == 0 || mode == Mode::Device) out.emplace_back(name, mode, i, o);
+  return out;
+}
 
 class GemmBlas : public ::testing::TestWithParam<BlasParam> {};
 
 TEST_P(GemmBlas, QuickReturnsAndAlphaZero) {
   KS_REQUIRE_GPU();
-  const auto& [name, mode, index] = GetParam();
+  const auto& [name, mode, index, o] = GetParam();
   KS_VARIANT_OR_SKIP(v, name);
   const BlasCase& bc = blas_cases()[index];
-  const GemmCheck c = run_once(*v, mode, make_problem(bc.shape, bc.alpha, bc.beta, choose_seed(), bc.ab));
-  EXPECT_TRUE(c.ok) << name << " / " << to_string(mode) << " / " << bc.what << ": " << c.report;
+  const GemmShape shape = bc.shape.with_ops(ops_of(o).a, ops_of(o).b);
+  const GemmCheck c = run_once(*v, mode, make_problem(shape, bc.alpha, bc.beta, choose_seed(), bc.ab));
+  EXPECT_TRUE(c.ok) << name << " / " << to_string(mode) << " / " << bc.what << " " << shape.str() << ": " << c.report;
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    Variants, GemmBlas,
-    ::testing::Combine(::testing::ValuesIn(variant_names()), ::testing::ValuesIn(all_modes()),
-                       ::testing::Range<std::size_t>(0, blas_cases().size())),
-    [](const ::testing::TestParamInfo<BlasParam>& info) {
-      return test::sanitize(std::get<0>(info.param) + "_" + to_string(std::get<1>(info.param)) + "_" +
-                            blas_cases()[std::get<2>(info.param)].what);
-    });
+std::string blas_case_name(const ::testing::TestParamInfo<BlasParam>& info) {
+  const auto& [name, mode, index, o] = info.param;
+  std::string out = name + "_" + to_string(mode) + "_" + blas_cases()[index].what;
+  if (o) {
+    out += '_';
+    out += ops_name(ops_of(o).a, ops_of(o).b);
+  }
+  return test::sanitize(out);
+}
+
+INSTANTIATE_TEST_SUITE_P(Variants, GemmBlas, ::testing::ValuesIn(blas_params()), blas_case_name);
 
 // Every variant on every input distribution kbench's --dist offers (device mode; the modes move bytes, not
 // values): wider exponents (exp:PHI) and rows of A and columns of B scaled far apart (pow2) must still meet
@@ -146,13 +201,15 @@ class GemmDist : public ::testing::TestWithParam<std::string> {};
 TEST_P(GemmDist, EveryDistributionMeetsTheBound) {
   KS_REQUIRE_GPU();
   KS_VARIANT_OR_SKIP(v, GetParam());
-  for (const char* dist : {"uniform", "exp:0.5", "exp:1", "exp:2", "exp:4", "exp:2,pow2:300", "uniform,pow2:400"}) {
-    const GemmProblem& p = shared_problem(std::string("dist ") + dist, [dist] {
-      return make_problem({127, 129, 131, 130, 0, 0}, 1.25, -0.5, process_seed(), parse_operands(dist));
-    });
-    const GemmCheck c = run_once(*v, Mode::Device, p);
-    EXPECT_TRUE(c.ok) << GetParam() << " on " << dist << ": " << c.report;
-  }
+  for (int o : declared_ops(GetParam()))
+    for (const char* dist : {"uniform", "exp:0.5", "exp:1", "exp:2", "exp:4", "exp:2,pow2:300", "uniform,pow2:400"}) {
+      const GemmProblem& p = shared_problem(std::string("dist ") + dist + " ops " + std::to_string(o), [dist, o] {
+        const GemmShape shape = GemmShape{127, 129, 131, 130, 0, 0}.with_ops(ops_of(o).a, ops_of(o).b);
+        return make_problem(shape, 1.25, -0.5, process_seed(), parse_operands(dist));
+      });
+      const GemmCheck c = run_once(*v, Mode::Device, p);
+      EXPECT_TRUE(c.ok) << GetParam() << " on " << dist << " " << p.shape.str() << ": " << c.report;
+    }
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, GemmDist, ::testing::ValuesIn(variant_names()),
@@ -169,11 +226,14 @@ TEST(GemmLargeIndex, EveryVariantPastTwoToThe31Elements) {
   const GemmShape shape{65536, 4, 32769};
   ASSERT_GT(static_cast<long long>(shape.M) * shape.K, 1LL << 31);
   if (free_bytes < (24ull << 30)) GTEST_SKIP() << "needs 24 GiB of free device memory, " << (free_bytes >> 30) << " GiB free";
-  const GemmProblem p = make_problem(shape, 1.0, 0.5, choose_seed());
-  for (const GemmVariant* v : registry().all()) {
-    if (v->info.tuning || test::current_cc() < v->info.min_cc) continue;
-    const GemmCheck c = run_once(*v, Mode::Device, p);
-    EXPECT_TRUE(c.ok) << v->info.name << ": " << c.report;
+  // NN, then TT (A stored K x M, B N x K: the same element counts, indexed the other way), one problem at a time.
+  for (int o : {0, 3}) {
+    const GemmProblem p = make_problem(shape.with_ops(ops_of(o).a, ops_of(o).b), 1.0, 0.5, choose_seed());
+    for (const GemmVariant* v : registry().all()) {
+      if (v->info.tuning || test::current_cc() < v->info.min_cc || !v->runs(p.shape.transa, p.shape.transb)) continue;
+      const GemmCheck c = run_once(*v, Mode::Device, p);
+      EXPECT_TRUE(c.ok) << v->info.name << " " << p.shape.str() << ": " << c.report;
+    }
   }
 }
 
@@ -189,13 +249,15 @@ TEST(GemmLargeIndex, TmaKernelPastTwoToThe31Elements) {
   const GemmShape shape{65536, 4, 32770};
   ASSERT_GT(static_cast<long long>(shape.M) * shape.K, 1LL << 31);
   if (free_bytes < (24ull << 30)) GTEST_SKIP() << "needs 24 GiB of free device memory, " << (free_bytes >> 30) << " GiB free";
-  const GemmProblem p = make_problem(shape, 1.0, 0.5, choose_seed());
-  for (int tile = 0; tile < dmma::kTmaTileCount; ++tile) {
-    const std::string name = dmma::tma_variant_name(tile);
-    const GemmVariant* v = registry().find(name);
-    ASSERT_NE(v, nullptr) << name;
-    const GemmCheck c = run_once(*v, Mode::Device, p);
-    EXPECT_TRUE(c.ok) << name << ": " << c.report;
+  for (int o : {0, 3}) {
+    const GemmProblem p = make_problem(shape.with_ops(ops_of(o).a, ops_of(o).b), 1.0, 0.5, choose_seed());
+    for (int tile = 0; tile < dmma::kTmaTileCount; ++tile) {
+      const std::string name = dmma::tma_variant_name(tile);
+      const GemmVariant* v = registry().find(name);
+      ASSERT_NE(v, nullptr) << name;
+      const GemmCheck c = run_once(*v, Mode::Device, p);
+      EXPECT_TRUE(c.ok) << name << " " << p.shape.str() << ": " << c.report;
+    }
   }
 }
 

@@ -5,7 +5,8 @@
 //      magnitudes; then per row the exponent e_i and the rule's rho; the host reads the two largest rho back
 //      (one 16-byte copy and a wait) and decides the moduli count, or native DGEMM;
 //   2. residues: A and B scaled, rounded to integers and reduced modulo every modulus in one pass each, written
-//      K-major as int8 (A transposed through shared memory) with zeros up to K rounded to 16;
+//      K-major as int8 (an operand stored with M or N contiguous is transposed through shared memory) with zeros
+//      up to K rounded to 16;
 //   3. the INT8 GEMMs (cuBLASLt, INT32 accumulation) A_l^T B_l for every modulus: one strided-batched call or
 //      one call per modulus, with the algorithm timed fastest for the shape (int8_products);
 //   4. recombination: per element, the residues of the products by the CRT in 32-bit limbs (as few as the
@@ -28,6 +29,7 @@
 #include <sstream>
 #include <stdexcept>
 #include <tuple>
+#include <type_traits>
 #include <utility>
 
 namespace ks::gemm::ozaki {
@@ -298,11 +300,12 @@ __device__ __forceinline__ void normalise(long long (&a)[L]) {
   }
 }
 
-// X_ij from its residues, times 2^(e_i + f_j - S) (S = qa + qb), alpha and beta applied.
+// X_ij from its residues, times 2^(e_i + f_j - S) (S = qa + qb), alpha and beta applied. `a` gives op(A) and
+// op(B) for the rows and columns holding Inf or NaN.
 template <int N>
 __global__ void recombine_kernel(int M, int Ncols, int K, int S, const int* prod, int ldp, std::size_t p_stride,
-                                 const int* ea, const int* fb, Crt c, double alpha, double beta, double* C,
-                                 int ldc, const double* A, int lda, const double* B, int ldb) {
+                                 const int* ea, const int* fb, Crt c, GemmArgs a) {
+  const double alpha = a.alpha, beta = a.beta;
   constexpr int L = limbs(N);
   const int i = blockIdx.x * blockDim.x + threadIdx.x;
   if (i >= M) return;
@@ -312,7 +315,7 @@ __global__ void recombine_kernel(int M, int Ncols, int K, int S, const int* prod
     if (ei == kBad || fj == kBad) {  // Inf or NaN in the row or column: the plain dot product, as native
       x = 0;
       for (int k = 0; k < K; ++k)
-        x = fma(A[i + static_cast<std::size_t>(k) * lda], B[k + static_cast<std::size_t>(j) * ldb], x);
+        x = fma(a.A[a.a_index(i, k)], a.B[a.b_index(k, j)], x);
     } else {
       unsigned long long acc[L] = {};
       const int* p = prod + static_cast<std::size_t>(j) * ldp + i;
@@ -342,7 +345,7 @@ __global__ void recombine_kernel(int M, int Ncols, int K, int S, const int* prod
       }
       x = ldexp(negative ? -limbs_to_double(a) : limbs_to_double(a), ei + fj - S);
     }
-    double* cij = C + i + static_cast<std::size_t>(j) * ldc;
+    double* cij = a.C + i + static_cast<std::size_t>(j) * a.ldc;
     *cij = beta == 0.0 ? alpha * x : alpha * x + beta * *cij;
   }
 }
@@ -361,6 +364,17 @@ struct DeviceStats {
 };
 constexpr int kRhoSlots = 2 + 2 * (kShiftCap + 1);
 
+// The row views of the operands: A's rows are op(A)'s (k contiguous where op(A) = A^T), B's are op(B)'s columns
+// (k contiguous where op(B) = B). Calls f(std::bool_constant<KContiguous>) for the view of A (b false) or B.
+template <class F>
+void with_view(const GemmArgs& a, bool b, F&& f) {
+  const bool k_contiguous = b ? a.transb == Op::N : a.transa == Op::T;
+  if (k_contiguous)
+    f(std::true_type{});
+  else
+    f(std::false_type{});
+}
+
 // The grid of the tiled kernels (statistics, coarse values, residues) over R rows of a view K deep.
 dim3 tile_grid(int R, int K) { return dim3((R + dev::kTile - 1) / dev::kTile, (K + dev::kTile - 1) / dev::kTile); }
 
@@ -372,7 +386,7 @@ void refuse_unless_fits(const Workspace& w, int n, ExecContext& ctx) {
   if (!refusal.empty()) throw std::runtime_error(refusal);
 }
 
-using Key = std::tuple<const void*, const void*, int, int, int, int, int, int, bool>;
+using Key = std::tuple<const void*, const void*, int, int, int, int, int, Op, Op, int, bool>;
 std::mutex cache_mutex;
 std::map<Key, Decision>& decisions() {
   static std::map<Key, Decision> m;
@@ -381,7 +395,7 @@ std::map<Key, Decision>& decisions() {
 
 Decision choose(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, int fixed) {
   const bool accurate = st.shift != nullptr;
-  const Key key{a.A, a.B, a.M, a.N, a.K, a.lda, a.ldb, fixed, accurate};
+  const Key key{a.A, a.B, a.M, a.N, a.K, a.lda, a.ldb, a.transa, a.transb, fixed, accurate};
   Shifts shifts;  // unset entries count as 1 (decide takes max(rho, 1))
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   CUDA_CHECK(cudaStreamIsCapturing(ctx.stream(), &capture));
@@ -422,9 +436,15 @@ void coarse_shifts(const GemmArgs& a, ExecContext& ctx, DeviceStats& st) {
   auto* W = static_cast<int*>(ctx.device_scratch(w.p_stride));
   auto* wmax = static_cast<unsigned*>(ctx.device_scratch(static_cast<std::size_t>(a.M) * 4));
   int* shift = st.shift = static_cast<int*>(ctx.device_scratch((static_cast<std::size_t>(a.M) + a.N) * 4));
-  dev::coarse_kernel<false><<<tile_grid(a.M, w.Kp), dev::kThreads, 0, s>>>(a.A, a.lda, a.M, a.K, w.Kp, st.e, u);
+  with_view(a, false, [&](auto kc) {
+    constexpr bool KC = decltype(kc)::value;
+    dev::coarse_kernel<KC><<<tile_grid(a.M, w.Kp), dev::kThreads, 0, s>>>(a.A, a.lda, a.M, a.K, w.Kp, st.e, u);
+  });
   CUDA_CHECK(cudaGetLastError());
-  dev::coarse_kernel<true><<<tile_grid(a.N, w.Kp), dev::kThreads, 0, s>>>(a.B, a.ldb, a.N, a.K, w.Kp, st.e + a.M, v);
+  with_view(a, true, [&](auto kc) {
+    constexpr bool KC = decltype(kc)::value;
+    dev::coarse_kernel<KC><<<tile_grid(a.N, w.Kp), dev::kThreads, 0, s>>>(a.B, a.ldb, a.N, a.K, w.Kp, st.e + a.M, v);
+  });
   CUDA_CHECK(cudaGetLastError());
   int8_products(ctx, a.M, a.N, w, u, v, W, 1, "ozaki_coarse_product");
   CUDA_CHECK(cudaMemsetAsync(wmax, 0, static_cast<std::size_t>(a.M) * 4, s));
@@ -451,9 +471,16 @@ DeviceStats statistics(const GemmArgs& a, ExecContext& ctx, bool accurate) {
   CUDA_CHECK(cudaMemsetAsync(st.amax, 0, R * 8, s));
   CUDA_CHECK(cudaMemsetAsync(st.sum, 0, R * 8, s));
   CUDA_CHECK(cudaMemsetAsync(st.rho, 0, kRhoSlots * 8, s));
-  dev::stats_kernel<false><<<tile_grid(a.M, a.K), dev::kThreads, 0, s>>>(a.A, a.lda, a.M, a.K, st.amax, st.sum);
+  with_view(a, false, [&](auto kc) {
+    constexpr bool KC = decltype(kc)::value;
+    dev::stats_kernel<KC><<<tile_grid(a.M, a.K), dev::kThreads, 0, s>>>(a.A, a.lda, a.M, a.K, st.amax, st.sum);
+  });
   CUDA_CHECK(cudaGetLastError());
-  dev::stats_kernel<true><<<tile_grid(a.N, a.K), dev::kThreads, 0, s>>>(a.B, a.ldb, a.N, a.K, st.amax + a.M, st.sum + a.M);
+  with_view(a, true, [&](auto kc) {
+    constexpr bool KC = decltype(kc)::value;
+    dev::stats_kernel<KC><<<tile_grid(a.N, a.K), dev::kThreads, 0, s>>>(a.B, a.ldb, a.N, a.K, st.amax + a.M,
+                                                                        st.sum + a.M);
+  });
   CUDA_CHECK(cudaGetLastError());
   dev::exponents_kernel<<<(a.M + 255) / 256, 256, 0, s>>>(a.M, a.K, st.amax, st.sum, st.e, st.rho);
   CUDA_CHECK(cudaGetLastError());
@@ -476,18 +503,24 @@ void emulate(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const D
     dev::apply_shifts_kernel<<<(a.N + 255) / 256, 256, 0, s>>>(a.N, st.shift + a.M, d.cap_b, st.e + a.M);
     CUDA_CHECK(cudaGetLastError());
   }
-  dev::residues_kernel<N, false><<<tile_grid(a.M, w.Kp), dev::kThreads, 0, s>>>(a.A, a.lda, a.M, a.K, w.Kp, st.e,
-                                                                               d.qa, a8, w.a_stride);
+  with_view(a, false, [&](auto kc) {
+    constexpr bool KC = decltype(kc)::value;
+    dev::residues_kernel<N, KC><<<tile_grid(a.M, w.Kp), dev::kThreads, 0, s>>>(a.A, a.lda, a.M, a.K, w.Kp, st.e, d.qa,
+                                                                              a8, w.a_stride);
+  });
   CUDA_CHECK(cudaGetLastError());
-  dev::residues_kernel<N, true><<<tile_grid(a.N, w.Kp), dev::kThreads, 0, s>>>(a.B, a.ldb, a.N, a.K, w.Kp,
+  with_view(a, true, [&](auto kc) {
+    constexpr bool KC = decltype(kc)::value;
+    dev::residues_kernel<N, KC><<<tile_grid(a.N, w.Kp), dev::kThreads, 0, s>>>(a.B, a.ldb, a.N, a.K, w.Kp,
                                                                               st.e + a.M, d.qb, b8, w.b_stride);
+  });
   CUDA_CHECK(cudaGetLastError());
   ctx.mark_phase("residues");
   int8_products(ctx, a.M, a.N, w, a8, b8, prod, N, "ozaki_products");
   ctx.mark_phase("int8_products");
   const dim3 grid((a.M + 127) / 128, std::min(a.N, 65535));
   dev::recombine_kernel<N><<<grid, 128, 0, s>>>(a.M, a.N, a.K, d.qa + d.qb, prod, w.ldp, w.p_stride / 4, st.e, st.e + a.M,
-                                                crt(N), a.alpha, a.beta, a.C, a.ldc, a.A, a.lda, a.B, a.ldb);
+                                                crt(N), a);
   CUDA_CHECK(cudaGetLastError());
   ctx.mark_phase("recombination");
 }
@@ -542,19 +575,22 @@ KS_GEMM_VARIANT({.info = {.name = "ozaki",
                                      "cuBLAS INT8 GEMMs, CRT recombination; moduli count (or native) by a rule",
                           .min_cc = 75,
                           .phases = true},
-                 .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 0, false); }});
+                 .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 0, false); },
+                 .ops = kOpsAll});
 KS_GEMM_VARIANT({.info = {.name = "ozaki_14",
                           .summary = "ozaki with 14 moduli, whatever the inputs",
                           .min_cc = 75,
                           .tuning = true,
                           .phases = true},
-                 .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 14, false); }});
+                 .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 14, false); },
+                 .ops = kOpsAll});
 KS_GEMM_VARIANT({.info = {.name = "ozaki_16",
                           .summary = "ozaki with 16 moduli, whatever the inputs",
                           .min_cc = 75,
                           .tuning = true,
                           .phases = true},
-                 .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 16, false); }});
+                 .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 16, false); },
+                 .ops = kOpsAll});
 
 // Accurate scaling is a tuning variant, not the rule's choice: on the H100 and H200 it costs more (the coarse
 // INT8 product and two passes, 0.35-1.8 ms at 4096^3-8192^3) than the one modulus it saves at PHI 0.5-1, and on
@@ -566,12 +602,14 @@ KS_GEMM_VARIANT({.info = {.name = "ozaki_accurate",
                           .min_cc = 75,
                           .tuning = true,
                           .phases = true},
-                 .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 0, true); }});
+                 .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 0, true); },
+                 .ops = kOpsAll});
 KS_GEMM_VARIANT({.info = {.name = "ozaki_14_accurate",
                           .summary = "ozaki_accurate with 14 moduli, whatever the inputs",
                           .min_cc = 75,
                           .tuning = true,
                           .phases = true},
-                 .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 14, true); }});
+                 .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 14, true); },
+                 .ops = kOpsAll});
 
 }  // namespace ks::gemm
