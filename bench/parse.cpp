@@ -11,6 +11,24 @@ std::string GemmSize::str() const {
   return std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K);
 }
 
+std::string GemmSize::key() const { return ops == "NN" ? str() : str() + "/" + ops; }
+
+std::vector<std::string> parse_gemm_ops(const std::string& text) {
+  std::vector<std::string> out;
+  for (const std::string& item : split_list(text)) {
+    char ops[2] = {};
+    bool ok = item.size() == 2;
+    for (std::size_t i = 0; ok && i < 2; ++i) {
+      const char u = static_cast<char>(std::toupper(static_cast<unsigned char>(item[i])));
+      ok = u == 'N' || u == 'T' || u == 'C';
+      ops[i] = u == 'N' ? 'N' : 'T';
+    }
+    if (!ok) throw std::invalid_argument("bad op(A) op(B) '" + item + "' (two of N, T, C: NN, NT, TN, TT)");
+    out.emplace_back(ops, 2);
+  }
+  return out;
+}
+
 std::vector<std::string> split_list(const std::string& text) {
   std::vector<std::string> out;
   std::stringstream ss(text);

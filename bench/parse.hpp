@@ -11,13 +11,19 @@ namespace ks::bench {
 
 struct GemmSize {
   int M = 0, N = 0, K = 0;
+  std::string ops = "NN";   // op(A) op(B): NN, NT, TN or TT
   std::string str() const;  // "MxNxK"
+  std::string key() const;  // "MxNxK", then "/TN" unless NN: the rows' names and groups
 };
 
 // "1024,2048,256x256x4096": a number is a square size; MxNxK a triple. Each dimension 1..kMaxGemmDim (zero is
 // a legal BLAS dimension, but a quick return with nothing to time).
 constexpr std::uint64_t kMaxGemmDim = 2147483647 - 1024;  // gemm::kMaxDim
 std::vector<GemmSize> parse_gemm_sizes(const std::string& text);
+
+// "NN,NT,TN,TT": op(A) op(B) combinations, each two of N, T or C (BLAS's letters, either case; C, the conjugate
+// transpose, is T for real data), returned as N and T.
+std::vector<std::string> parse_gemm_ops(const std::string& text);
 
 // "1000,2^24,16M,1G": plain counts, powers of two (2^E), and binary suffixes K, M, G (2^10, 2^20, 2^30).
 // Each count 1..2^40.

@@ -301,6 +301,32 @@ TEST(PlanTest, ChecksEveryInputWithoutAGpu) {
   EXPECT_EQ(tuning.gemm_variants[1]->info.name, "dmma_64x64");
 }
 
+// --ops: every size in each combination, a size's combinations together; C reads as T; the rows' key names the
+// ops unless NN (so NN rows keep their names).
+TEST(PlanTest, OpsExpandEverySize) {
+  RunOptions o;
+  o.suite = "gemm";
+  o.sizes = "1024,64x32x16";
+  o.ops = "nn,TC";
+  const Plan p = make_plan(given(o, {"--suite", "--sizes", "--ops"}));
+  ASSERT_EQ(p.gemm_sizes.size(), 4u);
+  EXPECT_EQ(p.gemm_sizes[0].key(), "1024x1024x1024");
+  EXPECT_EQ(p.gemm_sizes[1].key(), "1024x1024x1024/TT");
+  EXPECT_EQ(p.gemm_sizes[3].key(), "64x32x16/TT");
+  EXPECT_EQ(p.gemm_sizes[3].ops, "TT");
+  EXPECT_EQ(parse_gemm_ops("NT, tn"), (std::vector<std::string>{"NT", "TN"}));
+  for (const char* bad : {"N", "NNN", "NX", "T T", "", "NN,,TT"}) {
+    o.ops = bad;
+    EXPECT_THROW(make_plan(given(o, {"--suite", "--ops"})), std::invalid_argument) << bad;
+  }
+  o.ops = "NT,nt";
+  EXPECT_THROW(make_plan(given(o, {"--suite", "--ops"})), std::invalid_argument);
+  o = RunOptions{};
+  o.suite = "reduce";
+  o.ops = "TN";
+  EXPECT_THROW(make_plan(given(o, {"--suite", "--ops"})), std::invalid_argument);
+}
+
 TEST(HostCeilings, ElementwiseBandwidthIsMeasured) {
   Ceilings c;
   measure_host_ceilings(c, 3, std::size_t(1) << 22);

@@ -68,6 +68,10 @@ void add_run_options(CLI::App* cmd, RunOptions& o) {
                   "GEMM operands A and B: uniform (default, [-1, 1)), exp:PHI ((u - 0.5) exp(PHI g), g standard "
                   "normal: wider exponents with PHI, 0 to 8), either followed by ,pow2:S (rows of A and columns of B "
                   "scaled by 2^s, s in [-S, S], S up to 400)");
+  cmd->add_option("--ops", o.ops,
+                  "GEMM op(A) op(B) combinations, a list of NN, NT, TN, TT (C as T; default NN): every size runs in "
+                  "each, A stored K x M where op(A) = A^T, B stored N x K where op(B) = B^T; a variant that takes "
+                  "only NN reports the others skipped");
   cmd->add_option("--validate", o.validate,
                   "GEMM validation: full (the whole Eigen reference), sampled (4096 elements against long-double dot "
                   "products) or auto (default: sampled above 2^37 multiply-adds)")

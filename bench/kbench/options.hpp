@@ -23,6 +23,7 @@ struct RunOptions {
   std::string device_memory;    // the pipelined modes' budget per device ("8G"); empty: what is free
   std::string devices;          // the pipelined modes' devices ("0,1"); empty: --device
   std::string dist;               // GEMM operands: uniform (default), exp:PHI, either with ,pow2:S
+  std::string ops;                // GEMM op(A) op(B) combinations: NN (default), NT, TN, TT
   std::string validate = "auto";  // full, sampled, or auto (sampled above gemm::kFullValidationLimit)
   std::string pageable = "auto";  // pageable_pipelined: stage, register, or auto (time both at set-up)
   bool no_validate = false;

@@ -45,14 +45,14 @@ void check_given(const RunOptions& o, bool gemm, bool reductions) {
   const std::pair<const char*, const std::string*> texts[] = {
       {"--sizes", &o.sizes},       {"--types", &o.types},     {"--mode", &o.modes},
       {"--out", &o.out},           {"--variants", &o.variants}, {"--device-memory", &o.device_memory},
-      {"--devices", &o.devices},   {"--dist", &o.dist}};
+      {"--devices", &o.devices},   {"--dist", &o.dist},       {"--ops", &o.ops}};
   for (const auto& [name, value] : texts)
     if (o.given_option(name) && value->empty())
       throw std::invalid_argument(std::string(name) + " was given an empty value");
   for (const char* name : {"--mode"})
     if (o.given_option(name) && !gemm)
       throw std::invalid_argument(std::string(name) + " applies to GEMM rows only, and --suite " + o.suite + " has none");
-  for (const char* name : {"--device-memory", "--devices", "--validate", "--dist"})
+  for (const char* name : {"--device-memory", "--devices", "--validate", "--dist", "--ops"})
     if (o.given_option(name) && !gemm)
       throw std::invalid_argument(std::string(name) + " applies to GEMM rows only, and --suite " + o.suite + " has none");
   for (const char* name : {"--types", "--block"})
@@ -104,8 +104,23 @@ Pattern variant_pattern(const RunOptions& o, const Plan& p) {
 void plan_gemm(const RunOptions& o, const Pattern& pattern, Plan& p) {
   const bool defaults = o.sizes.empty();
   p.gemm_variants = select(gemm::registry(), pattern, o.given_option("--variants"));
-  p.gemm_sizes = parse_gemm_sizes(defaults ? "1024,2048,4096" : o.sizes);
-  refuse_duplicates(p.gemm_sizes, "--sizes", [](const GemmSize& s) { return s.str(); });
+  const std::vector<GemmSize> sizes = parse_gemm_sizes(defaults ? "1024,2048,4096" : o.sizes);
+  refuse_duplicates(sizes, "--sizes", [](const GemmSize& s) { return s.str(); });
+  std::vector<std::string> ops{"NN"};
+  if (!o.ops.empty()) {
+    try {
+      ops = parse_gemm_ops(o.ops);
+    } catch (const std::invalid_argument& e) {
+      throw std::invalid_argument(std::string("--ops: ") + e.what());
+    }
+    refuse_duplicates(ops, "--ops", [](const std::string& x) { return x; });
+  }
+  // Each size in each op combination, in the order given (a size's combinations together).
+  for (GemmSize s : sizes)
+    for (const std::string& x : ops) {
+      s.ops = x;
+      p.gemm_sizes.push_back(s);
+    }
   p.modes = {gemm::Mode::Device};
   if (!o.modes.empty()) {
     p.modes.clear();

@@ -20,7 +20,10 @@ namespace {
 // Host baselines are slow: Google Benchmark's repetitions, at most 3, no warm-up beyond its own iterations.
 HostTiming host_timing(const Plan& p) { return {.repetitions = std::max(1, std::min(3, p.timing.min_repetitions))}; }
 
-std::string size_axis(const GemmSize& s) { return s.str(); }
+std::string size_axis(const GemmSize& s) { return s.key(); }
+
+gemm::Op op_a(const GemmSize& s) { return gemm::parse_op(s.ops[0]); }
+gemm::Op op_b(const GemmSize& s) { return gemm::parse_op(s.ops[1]); }
 
 // The plain sequence a pipelined mode is compared with: its rows share that mode's group (and anchor).
 gemm::Mode plain_mode(gemm::Mode m) {
@@ -87,8 +90,9 @@ RowAxes gemm_axes(const std::string& family, const std::string& variant, const s
   a.M = s.M;
   a.N = s.N;
   a.K = s.K;
-  a.lda = s.M;
-  a.ldb = s.K;
+  a.op = s.ops;
+  a.lda = op_a(s) == gemm::Op::N ? s.M : s.K;
+  a.ldb = op_b(s) == gemm::Op::N ? s.K : s.N;
   a.ldc = s.M;
   a.alpha = 1.0;
   a.beta = 0.0;
@@ -135,13 +139,15 @@ Row gemm_row(const gemm::GemmVariant* v, gemm::Mode mode, const GemmSize& size,
              const std::shared_ptr<LazyInput<gemm::GemmProblem>>& input) {
   const std::string m = gemm::to_string(mode);
   RowAxes axes = gemm_axes("gemm", v->info.name, m, size, v->info.anchor && !gemm::is_pipelined(mode));
-  axes.group = "gemm/" + gemm::to_string(plain_mode(mode)) + "/" + size.str();
-  Row row{"gemm/" + v->info.name + "/" + m + "/" + size.str(), axes, {}};
+  axes.group = "gemm/" + gemm::to_string(plain_mode(mode)) + "/" + size.key();
+  Row row{"gemm/" + v->info.name + "/" + m + "/" + size.key(), axes, {}};
   input->add_user();
   row.body = [v, mode, input, size](RowEnv& s, RowResult& r) {
     LazyInput<gemm::GemmProblem>::Use use(*input);
     if (s.device.cc() < v->info.min_cc)
       return s.skip(r, "skipped: needs compute capability " + std::to_string(v->info.min_cc));
+    if (!v->runs(op_a(size), op_b(size)))
+      return s.skip(r, "skipped: " + v->info.name + " takes op(A) op(B) = " + gemm::ops_names(v->ops) + " only");
     if (!gemm::is_pipelined(mode) && exceeds_device(s, size))
       return s.skip(r, "skipped: A, B and C do not fit this device; only the pipelined modes run this product");
     const gemm::GemmProblem& p = use.get();
@@ -160,7 +166,7 @@ Row gemm_row(const gemm::GemmVariant* v, gemm::Mode mode, const GemmSize& size,
 // anchor the pipelined modes are held against.
 Row cublasxt_row(gemm::Mode mode, const GemmSize& size, const std::shared_ptr<LazyInput<gemm::GemmProblem>>& input) {
   const std::string m = gemm::to_string(mode);
-  Row row{"gemm/cublasxt/" + m + "/" + size.str(), gemm_axes("gemm", "cublasxt", m, size, false), {}};
+  Row row{"gemm/cublasxt/" + m + "/" + size.key(), gemm_axes("gemm", "cublasxt", m, size, false), {}};
   input->add_user();
   row.body = [mode, input, size](RowEnv& s, RowResult& r) {
     LazyInput<gemm::GemmProblem>::Use use(*input);
@@ -178,13 +184,19 @@ Row cublasxt_row(gemm::Mode mode, const GemmSize& size, const std::shared_ptr<La
 }
 
 Row eigen_row(const GemmSize& size, const std::shared_ptr<LazyInput<gemm::GemmProblem>>& input) {
-  Row row{"host/eigen_dgemm/" + size.str(), gemm_axes("host", "eigen_dgemm", "", size, false), {}};
+  Row row{"host/eigen_dgemm/" + size.key(), gemm_axes("host", "eigen_dgemm", "", size, false), {}};
   input->add_user();
   row.body = [input, size](RowEnv& s, RowResult& r) {
     LazyInput<gemm::GemmProblem>::Use use(*input);
     const gemm::GemmProblem& p = use.get();
     Eigen::MatrixXd c(size.M, size.N);
-    const TimingStats t = time_on_host(r.name, host_timing(s.plan), [&] { c.noalias() = p.A * p.B; });
+    const bool ta = op_a(size) == gemm::Op::T, tb = op_b(size) == gemm::Op::T;
+    const TimingStats t = time_on_host(r.name, host_timing(s.plan), [&] {
+      if (ta && tb) c.noalias() = p.A.transpose() * p.B.transpose();
+      else if (ta) c.noalias() = p.A.transpose() * p.B;
+      else if (tb) c.noalias() = p.A * p.B.transpose();
+      else c.noalias() = p.A * p.B;
+    });
     s.report(r, t, "TFLOP/s", gemm::flops(size.M, size.N, size.K) / 1e12, 0);
   };
   return row;
@@ -214,10 +226,11 @@ void add_gemm_rows(std::vector<Row>& rows, const Plan& p) {
   const GemmSize largest = p.gemm_sizes.back();
   for (const GemmSize& size : p.gemm_sizes) {
     auto input = std::make_shared<LazyInput<gemm::GemmProblem>>([size, ops = p.operands] {
-      return std::make_unique<gemm::GemmProblem>(gemm::make_problem({size.M, size.N, size.K}, 1.0, 0.0, choose_seed(), ops));
+      const gemm::GemmShape shape = gemm::GemmShape{size.M, size.N, size.K}.with_ops(op_a(size), op_b(size));
+      return std::make_unique<gemm::GemmProblem>(gemm::make_problem(shape, 1.0, 0.0, choose_seed(), ops));
     });
     std::vector<gemm::Mode> asked = p.modes;
-    const bool is_largest = size.M == largest.M && size.N == largest.N && size.K == largest.K;
+    const bool is_largest = size.str() == largest.str();
     if (is_largest) asked.insert(asked.end(), p.extra_modes.begin(), p.extra_modes.end());
     for (const auto& [mode, anchor_only] : ordered_modes(asked)) {
       const bool extra = std::find(p.modes.begin(), p.modes.end(), mode) == p.modes.end();

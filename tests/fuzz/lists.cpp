@@ -1,4 +1,4 @@
-// Fuzz target: kbench's option parsers (sizes, counts, lists, bytes, device indices, seeds) and the operand
+// Fuzz target: kbench's option parsers (sizes, ops, counts, lists, bytes, device indices, seeds) and the operand
 // distribution specs (--operands). The one-word parsers (modes, types, ops) need the CUDA libraries to link;
 // tests/test_parsers_fuzz.cpp covers them.
 #include "tests/fuzz/fuzz_check.hpp"
@@ -18,6 +18,11 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
       fuzz::require(g.M >= 1 && g.N >= 1 && g.K >= 1 && std::uint64_t(g.M) <= bench::kMaxGemmDim &&
                         std::uint64_t(g.N) <= bench::kMaxGemmDim && std::uint64_t(g.K) <= bench::kMaxGemmDim,
                     "parse_gemm_sizes out of range", s);
+  });
+  fuzz::parses_or_rejects("parse_gemm_ops", in, [](const std::string& s) {
+    for (const std::string& ops : bench::parse_gemm_ops(s))
+      fuzz::require(ops.size() == 2 && (ops[0] == 'N' || ops[0] == 'T') && (ops[1] == 'N' || ops[1] == 'T'),
+                    "parse_gemm_ops result", s);
   });
   fuzz::parses_or_rejects("parse_counts", in, [](const std::string& s) {
     for (std::size_t n : bench::parse_counts(s))
