@@ -34,6 +34,7 @@ ks::gemm::GemmArgs member(const KsDgemmArgs& a, long long b) {
   g.A = a.A + b * a.strideA, g.lda = a.lda;
   g.B = a.B + b * a.strideB, g.ldb = a.ldb;
   g.C = a.C + b * a.strideC, g.ldc = a.ldc;
+  g.transa = ks::gemm::parse_op(a.transa), g.transb = ks::gemm::parse_op(a.transb);
   return g;
 }
 
@@ -60,8 +61,9 @@ Slot& slot_for(int device, cudaStream_t stream) {
 
 }  // namespace
 
-KS_EXPORT int ks_dgemm_backend_known(const char* name) {
-  return name && ks::gemm::registry().find(name) != nullptr ? 1 : 0;
+KS_EXPORT unsigned ks_dgemm_backend_known(const char* name) {
+  const ks::gemm::GemmVariant* v = name ? ks::gemm::registry().find(name) : nullptr;
+  return v ? v->ops : 0;
 }
 
 KS_EXPORT int ks_dgemm_backend_capturing(void* stream) {

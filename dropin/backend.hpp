@@ -17,11 +17,12 @@ struct KsDgemmArgs {
   double* C;
   int ldc;
   long long strideA, strideB, strideC, batch;
-  void* stream;  // cudaStream_t
+  void* stream;         // cudaStream_t
+  char transa, transb;  // 'N', 'T' or 'C' (C as T)
 };
 
-// 1 where a DGEMM variant of that name exists.
-int ks_dgemm_backend_known(const char* name);
+// The op(A) op(B) combinations the DGEMM variant of that name runs (gemm::op_bit's bits), 0 where none has it.
+unsigned ks_dgemm_backend_known(const char* name);
 // 1 where the stream is being captured into a CUDA graph, or the query fails.
 int ks_dgemm_backend_capturing(void* stream);
 // What the routing rule asks of the device (dropin::Facts): whether dmma_tma's rule would run a TMA tile, and

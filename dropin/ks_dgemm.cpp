@@ -72,7 +72,7 @@ Settings& settings() {
     try {
       // A variant's name is checked against the suite's registry.
       out->policy = parse_policy(std::getenv("KS_DGEMM"),
-                                 [](const std::string& name) { return ks_dgemm_backend_known(name.c_str()) != 0; });
+                                 [](const std::string& name) { return ks_dgemm_backend_known(name.c_str()); });
     } catch (const std::exception& e) {
       std::fprintf(stderr, "libks_dgemm: %s; every call goes to the real cuBLAS\n", e.what());
       out->policy = {PolicyKind::Native, {}};
@@ -190,7 +190,7 @@ struct Operands {
 KsDgemmArgs backend_args(const Call& c, const Operands& o, void* stream) {
   return {static_cast<int>(c.M), static_cast<int>(c.N), static_cast<int>(c.K), o.alpha, o.beta, o.A,
           static_cast<int>(c.lda), o.B, static_cast<int>(c.ldb), o.C, static_cast<int>(c.ldc), o.strideA, o.strideB,
-          o.strideC, c.batch, stream};
+          o.strideC, c.batch, stream, c.transa, c.transb};
 }
 
 char op_char(cublasOperation_t t) {

@@ -16,13 +16,14 @@ std::string Policy::str() const {
   return "?";
 }
 
-Policy parse_policy(const char* value, const std::function<bool(const std::string&)>& known) {
+Policy parse_policy(const char* value, const std::function<unsigned(const std::string&)>& known) {
   const std::string v = value ? value : "";
   if (v.empty() || v == "auto") return {};
   if (v == "native" || v == "cublas") return {PolicyKind::Native, {}};
   if (v == "fp64") return {PolicyKind::Fp64, {}};
   if (v == "ozaki") return {PolicyKind::Ozaki, {}};
-  if (v.size() <= 64 && known(v)) return {PolicyKind::Variant, v};
+  if (v.size() <= 64)
+    if (const unsigned ops = known(v)) return {PolicyKind::Variant, v, ops};
   std::string shown = v.substr(0, 64);
   for (char& ch : shown)
     if (static_cast<unsigned char>(ch) < 0x20 || static_cast<unsigned char>(ch) >= 0x7f) ch = '?';
@@ -46,15 +47,19 @@ Route route(const Call& c, const Policy& p, const std::function<Facts()>& facts)
   if (!blas_valid(c)) return native("arguments cuBLAS refuses: its own status is returned");
   if (c.M == 0 || c.N == 0 || c.K == 0 || c.batch == 0) return native("nothing to multiply (BLAS quick return)");
   if (p.kind == PolicyKind::Native) return native("KS_DGEMM=native");
-  if (c.transa != 'N' || c.transb != 'N')
-    return native("op(A) or op(B) transposed: the suite's kernels take N and N only so far");
   if (!c.host_scalars)
     return native("alpha and beta in device memory: the suite's kernels take them by value, reading them would wait");
   if (c.pedantic) return native("pedantic math requested");
   if (c.capturing) return native("stream capture: the suite's routes may allocate scratch or wait, never while capturing");
   constexpr std::int64_t kMaxDim = 2147483647 - 1024;  // gemm::kMaxDim
   if (std::max({c.M, c.N, c.K, c.lda, c.ldb, c.ldc}) > kMaxDim) return native("a size or leading dimension above 2^31");
-  if (p.kind == PolicyKind::Variant) return {p.variant, "KS_DGEMM=" + p.variant};
+  if (p.kind == PolicyKind::Variant) {
+    const unsigned bit = 1u << (2 * (c.transa != 'N') + (c.transb != 'N'));
+    if (!(p.variant_ops & bit))
+      return native("KS_DGEMM=" + p.variant + " does not take op(A) op(B) = " +
+                    std::string{c.transa == 'N' ? 'N' : 'T', c.transb == 'N' ? 'N' : 'T'});
+    return {p.variant, "KS_DGEMM=" + p.variant};
+  }
   if (p.kind == PolicyKind::Ozaki) return {"ozaki", "KS_DGEMM=ozaki (its rule may still pick native for the inputs)"};
   // Below these sizes neither dmma_tma nor ozaki was measured ahead of cuBLAS: decided without the device, so a
   // small call costs the library next to nothing.

@@ -16,11 +16,13 @@ enum class PolicyKind { Auto, Native, Fp64, Ozaki, Variant };
 struct Policy {
   PolicyKind kind = PolicyKind::Auto;
   std::string variant;  // PolicyKind::Variant only
+  unsigned variant_ops = 0xF;  // the op(A) op(B) combinations it runs (bit 2 a + b, a and b 1 for T: gemm::op_bit)
   std::string str() const;
 };
-// Unset or empty is auto. `known(name)`: whether a DGEMM variant of that name exists. Throws std::invalid_argument
-// with one line naming the value and the accepted ones.
-Policy parse_policy(const char* value, const std::function<bool(const std::string&)>& known);
+// Unset or empty is auto. `known(name)`: the op combinations the DGEMM variant of that name runs (as
+// Policy::variant_ops), 0 where there is none. Throws std::invalid_argument with one line naming the value and
+// the accepted ones.
+Policy parse_policy(const char* value, const std::function<unsigned(const std::string&)>& known);
 
 // One call as it arrived (the _64 forms' sizes as they are; batch 1 for the non-batched entry points).
 struct Call {

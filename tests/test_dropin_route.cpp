@@ -11,7 +11,10 @@
 namespace ks::dropin {
 namespace {
 
-bool known(const std::string& name) { return std::set<std::string>{"dmma_tma", "ozaki_14", "naive"}.count(name) > 0; }
+unsigned known(const std::string& name) {
+  if (name == "naive") return 1u;  // NN only
+  return std::set<std::string>{"dmma_tma", "ozaki_14"}.count(name) ? 0xFu : 0u;
+}
 
 TEST(DropinPolicy, ParsesEveryDocumentedValue) {
   EXPECT_EQ(parse_policy(nullptr, known).kind, PolicyKind::Auto);
@@ -110,10 +113,13 @@ TEST(DropinRoute, DeclinesWhatTheSuiteDoesNotRun) {
   c.batch = 0;
   EXPECT_NE(native_why(c).find("quick return"), std::string::npos);
   EXPECT_EQ(native_why(big(), {PolicyKind::Native, {}}), "KS_DGEMM=native");
+  // A named variant that takes NN only serves NN calls alone.
+  const Policy naive = parse_policy("naive", known);
   for (char t : {'T', 'C'}) {
     c = big();
     c.transb = t;
-    EXPECT_NE(native_why(c).find("transposed"), std::string::npos);
+    c.ldb = c.N;
+    EXPECT_EQ(native_why(c, naive), "KS_DGEMM=naive does not take op(A) op(B) = NT");
   }
   c = big();
   c.host_scalars = false;
@@ -140,6 +146,14 @@ TEST(DropinRoute, AutoTakesOzakiWhereItsModelPredictsAWinAndDmmaTmaWhereMeasured
   EXPECT_TRUE(route(big(), {}, [] { return Facts{false, "native"}; }).native());  // no TMA tile: dmma would run
   EXPECT_EQ(route(big(64, 64, 64), {PolicyKind::Variant, "naive"}, never).variant, "naive");
   EXPECT_EQ(route(big(64, 64, 64), {PolicyKind::Ozaki, {}}, never).variant, "ozaki");
+  // Transposed operands route as NN ones do (the fast variants take all four combinations).
+  for (const auto& [ta, tb] : {std::pair{'T', 'N'}, {'N', 'C'}, {'C', 'T'}}) {
+    Call c = big();
+    c.transa = ta, c.transb = tb;
+    EXPECT_EQ(route(c, {}, ozaki_pays).variant, "ozaki") << ta << tb;
+    EXPECT_EQ(route(c, {PolicyKind::Fp64, {}}, tma_only).variant, "dmma_tma") << ta << tb;
+    EXPECT_EQ(route(c, parse_policy("dmma_tma", known), never).variant, "dmma_tma") << ta << tb;
+  }
 }
 
 }  // namespace
