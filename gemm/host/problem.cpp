@@ -164,18 +164,37 @@ GemmArgs GemmProblem::args(const double* a, const double* b, double* c) const {
   return g;
 }
 
+namespace {
+
+// ref = alpha op(A) op(B) and mag = |alpha| |op(A)| |op(B)|, with op(A) and op(B) as Eigen views of the stored
+// arrays (no transposed copies). Eigen evaluates |op(A)| into a temporary for the product: it is taken over
+// blocks of rows, so that a large A (the tests past 2^31 elements) costs one block more, not a second A.
+template <class OpA, class OpB>
+void reference_product(const OpA& a, const OpB& b, double alpha, Eigen::MatrixXd& ref, Eigen::MatrixXd& mag) {
+  ref.noalias() = alpha * (a * b);
+  const Eigen::MatrixXd b_abs = b.cwiseAbs();
+  constexpr Eigen::Index kRows = 4096;
+  for (Eigen::Index r = 0; r < a.rows(); r += kRows) {
+    const Eigen::Index h = std::min(kRows, a.rows() - r);
+    mag.middleRows(r, h).noalias() = std::abs(alpha) * (a.middleRows(r, h).cwiseAbs() * b_abs);
+  }
+}
+
+}  // namespace
+
 const GemmExpected& GemmProblem::expected() const {
   if (!expected_) {
-    const Eigen::MatrixXd a = shape.transa == Op::N ? Eigen::MatrixXd(A.topRows(shape.M))
-                                                    : Eigen::MatrixXd(A.topRows(shape.K).transpose());
-    const Eigen::MatrixXd b = shape.transb == Op::N ? Eigen::MatrixXd(B.topRows(shape.K))
-                                                    : Eigen::MatrixXd(B.topRows(shape.N).transpose());
+    const auto a = A.topRows(shape.a_rows());
+    const auto b = B.topRows(shape.b_rows());
     auto e = std::make_shared<GemmExpected>();
     e->ref = Eigen::MatrixXd::Zero(shape.M, shape.N);
     Eigen::MatrixXd mag = Eigen::MatrixXd::Zero(shape.M, shape.N);
     if (alpha != 0.0 && shape.K > 0) {
-      e->ref = alpha * (a * b);
-      mag = std::abs(alpha) * (a.cwiseAbs() * b.cwiseAbs());
+      const bool ta = shape.transa == Op::T, tb = shape.transb == Op::T;
+      if (ta && tb) reference_product(a.transpose(), b.transpose(), alpha, e->ref, mag);
+      else if (ta) reference_product(a.transpose(), b, alpha, e->ref, mag);
+      else if (tb) reference_product(a, b.transpose(), alpha, e->ref, mag);
+      else reference_product(a, b, alpha, e->ref, mag);
     }
     if (beta != 0.0) {
       e->ref += beta * C0.topRows(shape.M);
