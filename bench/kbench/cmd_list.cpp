@@ -34,18 +34,19 @@ std::string gemm_runs(const VariantInfo& i) {
 
 void list_gemm(bool md) {
   if (md) {
-    std::cout << "| step | variant | what it is | min CC | runs |\n|---|---|---|---|---|\n";
+    std::cout << "| step | variant | what it is | op(A) op(B) | min CC | runs |\n|---|---|---|---|---|---|\n";
     for (const gemm::GemmVariant* v : gemm::registry().all())
       std::cout << "| " << step_link(gemm::registry().place(*v)) << " | `" << v->info.name << "` | " << md_cell(v->info.summary) << " | "
-                << cc_text(v->info.min_cc) << " | " << gemm_runs(v->info) << " |\n";
+                << gemm::ops_names(v->ops) << " | " << cc_text(v->info.min_cc) << " | " << gemm_runs(v->info) << " |\n";
     return;
   }
   std::string modes;
   for (gemm::Mode m : gemm::all_modes()) modes += (modes.empty() ? "" : ", ") + gemm::to_string(m);
   std::cout << "gemm variants (modes: " << modes << "):\n";
   for (const gemm::GemmVariant* v : gemm::registry().all())
-    std::printf("  %-20s cc>=%-4s %s%s\n", v->info.name.c_str(), cc_text(v->info.min_cc).c_str(),
-                v->info.summary.c_str(), v->info.tuning ? " [tuning: runs when --variants names it]" : "");
+    std::printf("  %-20s cc>=%-4s %-11s %s%s\n", v->info.name.c_str(), cc_text(v->info.min_cc).c_str(),
+                gemm::ops_names(v->ops).c_str(), v->info.summary.c_str(),
+                v->info.tuning ? " [tuning: runs when --variants names it]" : "");
 }
 
 std::string integral_text(const reduce::ReduceVariant& v) {
