@@ -2,6 +2,8 @@
 // offending text and the accepted forms; nothing here touches the GPU.
 #pragma once
 
+#include "gemm/limits.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -18,7 +20,7 @@ struct GemmSize {
 
 // "1024,2048,256x256x4096": a number is a square size; MxNxK a triple. Each dimension 1..kMaxGemmDim (zero is
 // a legal BLAS dimension, but a quick return with nothing to time).
-constexpr std::uint64_t kMaxGemmDim = 2147483647 - 1024;  // gemm::kMaxDim
+constexpr std::uint64_t kMaxGemmDim = gemm::kMaxDim;
 std::vector<GemmSize> parse_gemm_sizes(const std::string& text);
 
 // "NN,NT,TN,TT": op(A) op(B) combinations, each two of N, T or C (BLAS's letters, either case; C, the conjugate

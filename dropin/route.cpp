@@ -1,5 +1,7 @@
 #include "dropin/route.hpp"
 
+#include "gemm/limits.hpp"
+
 #include <algorithm>
 #include <stdexcept>
 
@@ -51,8 +53,8 @@ Route route(const Call& c, const Policy& p, const std::function<Facts()>& facts)
     return native("alpha and beta in device memory: the suite's kernels take them by value, reading them would wait");
   if (c.pedantic) return native("pedantic math requested");
   if (c.capturing) return native("stream capture: the suite's routes may allocate scratch or wait, never while capturing");
-  constexpr std::int64_t kMaxDim = 2147483647 - 1024;  // gemm::kMaxDim
-  if (std::max({c.M, c.N, c.K, c.lda, c.ldb, c.ldc}) > kMaxDim) return native("a size or leading dimension above 2^31");
+  if (std::max({c.M, c.N, c.K, c.lda, c.ldb, c.ldc}) > gemm::kMaxDim)
+    return native("a size or leading dimension above 2^31");
   if (p.kind == PolicyKind::Variant) {
     const unsigned bit = 1u << (2 * (c.transa != 'N') + (c.transb != 'N'));
     if (!(p.variant_ops & bit))

@@ -15,6 +15,7 @@
 
 #include "common/exec_context.hpp"
 #include "common/registry.hpp"
+#include "gemm/limits.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -69,9 +70,6 @@ inline int b_rows(const GemmArgs& a) { return a.transb == Op::N ? a.K : a.N; }
 // magnitudes (Higham, Accuracy and Stability, 3.5), so their difference is within twice that.
 constexpr double kBoundFactor = 2.0;
 
-// The largest M, N or K: INT_MAX less a margin for the kernels' int tile arithmetic.
-constexpr int kDimMargin = 1024;
-constexpr int kMaxDim = 2147483647 - kDimMargin;
 
 // Throws std::invalid_argument naming the first violated rule. A and B may be null where they are not read
 // (alpha or K zero, or an empty C), C where it is empty.
