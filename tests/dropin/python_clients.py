@@ -12,6 +12,7 @@ the suite's kernels from each framework.
 speed: per framework and size, two child processes (without, with the library; the same warm-up and repetitions,
 CUDA events around each call, the median) and their ratio; at 64^3, the host time per call of 20000 calls.
 """
+import collections
 import json
 import os
 import subprocess
@@ -215,6 +216,9 @@ def check(lib):
         suite = [line for line in lines if "route=" in line and "route=native" not in line]
         print(f"  log: {len(lines)} calls, {len(suite)} on the suite's kernels; entry points: "
               f"{sorted(set(line.split()[0] for line in lines))}")
+        fields = [dict(kv.split("=", 1) for kv in line.split()[1:] if "=" in kv) for line in lines]
+        routes = collections.Counter(f"{f.get('ops', '?')} {f.get('route', '?')}" for f in fields)
+        print("  ops and routes: " + ", ".join(f"{k} x{n}" for k, n in sorted(routes.items())))
         if r.returncode != 0:
             print(f"python_clients: {which} FAILED:\n{r.stderr[-3000:]}")
             failed += 1
