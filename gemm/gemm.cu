@@ -13,11 +13,6 @@ GemmRegistry& registry() {
   return r;
 }
 
-std::string ops_name(Op a, Op b) {
-  const char name[3] = {a == Op::N ? 'N' : 'T', b == Op::N ? 'N' : 'T', '\0'};
-  return name;
-}
-
 std::string ops_names(unsigned ops) {
   std::string out;
   for (Op a : {Op::N, Op::T})

@@ -31,8 +31,12 @@ constexpr unsigned op_bit(Op a, Op b) { return 1u << (2 * static_cast<unsigned>(
 constexpr unsigned kOpsNN = op_bit(Op::N, Op::N);
 constexpr unsigned kOpsAll = 0xFu;
 
-// "NN", "NT", "TN", "TT": op(A) then op(B).
-std::string ops_name(Op a, Op b);
+// "NN", "NT", "TN", "TT": op(A) then op(B). (Inline: host-only code such as the problem's str() reads it
+// without the CUDA part of the library.)
+inline std::string ops_name(Op a, Op b) {
+  const char name[3] = {a == Op::N ? 'N' : 'T', b == Op::N ? 'N' : 'T', '\0'};
+  return name;
+}
 // The combinations of `ops` (a set as above) by name, comma separated: "NN" or "NN,NT,TN,TT".
 std::string ops_names(unsigned ops);
 inline cublasOperation_t cublas_op(Op o) { return o == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T; }
