@@ -73,15 +73,17 @@ std::vector<int> declared_ops(const std::string& name) {
 // the others run those in device mode (the modes move the stored arrays, whatever their orientation).
 constexpr std::size_t kEveryModeCase = 9;
 
-using Param = std::tuple<std::string, Mode, std::size_t, int>;  // variant, mode, shape case, ops
+using Param = std::tuple<std::string, Mode, std::size_t, int>;  // variant, mode, case, ops
 
-std::vector<Param> gemm_cases() {
+// Every variant x mode x case (of `count`) x declared op combination: NN in every mode, the others in device mode
+// and, for case `every_mode` (when below `count`), in every mode too.
+std::vector<Param> variant_cases(std::size_t count, std::size_t every_mode) {
   std::vector<Param> out;
   for (const std::string& name : variant_names())
     for (int o : declared_ops(name))
       for (Mode mode : all_modes())
-        for (std::size_t i = 0; i < shape_cases().size(); ++i)
-          if (o == 0 || mode == Mode::Device || i == kEveryModeCase) out.emplace_back(name, mode, i, o);
+        for (std::size_t i = 0; i < count; ++i)
+          if (o == 0 || mode == Mode::Device || i == every_mode) out.emplace_back(name, mode, i, o);
   return out;
 }
 
@@ -116,7 +118,8 @@ TEST_P(GemmCase, MatchesEigenReference) {
   EXPECT_TRUE(c.ok) << name << " / " << to_string(mode) << " / " << p.shape.str() << ": " << c.report;
 }
 
-INSTANTIATE_TEST_SUITE_P(Variants, GemmCase, ::testing::ValuesIn(gemm_cases()), case_name);
+INSTANTIATE_TEST_SUITE_P(Variants, GemmCase, ::testing::ValuesIn(variant_cases(shape_cases().size(), kEveryModeCase)),
+                         case_name);
 
 // A variant that takes only NN is refused the others, in every mode, with the reason (no silent transposing copy).
 TEST(GemmOps, TeachingStepsRefuseTransposedOperands) {
@@ -156,18 +159,7 @@ const std::vector<BlasCase>& blas_cases() {
   return c;
 }
 
-using BlasParam = std::tuple<std::string, Mode, std::size_t, int>;  // variant, mode, case, ops
-
-// NN in every mode; the other declared combinations in device mode.
-std::vector<BlasParam> blas_params() {
-  std::vector<BlasParam> out;
-  for (const std::string& name : variant_names())
-    for (int o : declared_ops(name))
-      for (Mode mode : all_modes())
-        for (std::size_t i = 0; i < blas_cases().size(); ++i)
-          if (o == 0 || mode == Mode::Device) out.emplace_back(name, mode, i, o);
-  return out;
-}
+using BlasParam = Param;
 
 class GemmBlas : public ::testing::TestWithParam<BlasParam> {};
 
@@ -191,7 +183,9 @@ std::string blas_case_name(const ::testing::TestParamInfo<BlasParam>& info) {
   return test::sanitize(out);
 }
 
-INSTANTIATE_TEST_SUITE_P(Variants, GemmBlas, ::testing::ValuesIn(blas_params()), blas_case_name);
+// NN in every mode; the other declared combinations in device mode (no case runs in every mode).
+INSTANTIATE_TEST_SUITE_P(Variants, GemmBlas,
+                         ::testing::ValuesIn(variant_cases(blas_cases().size(), blas_cases().size())), blas_case_name);
 
 // Every variant on every input distribution kbench's --dist offers (device mode; the modes move bytes, not
 // values): wider exponents (exp:PHI) and rows of A and columns of B scaled far apart (pow2) must still meet
