@@ -1,6 +1,7 @@
 #include "dropin/route.hpp"
 
 #include "gemm/limits.hpp"
+#include "gemm/ops.hpp"
 
 #include <algorithm>
 #include <stdexcept>
@@ -56,10 +57,10 @@ Route route(const Call& c, const Policy& p, const std::function<Facts()>& facts)
   if (std::max({c.M, c.N, c.K, c.lda, c.ldb, c.ldc}) > gemm::kMaxDim)
     return native("a size or leading dimension above 2^31");
   if (p.kind == PolicyKind::Variant) {
-    const unsigned bit = 1u << (2 * (c.transa != 'N') + (c.transb != 'N'));
-    if (!(p.variant_ops & bit))
-      return native("KS_DGEMM=" + p.variant + " does not take op(A) op(B) = " +
-                    std::string{c.transa == 'N' ? 'N' : 'T', c.transb == 'N' ? 'N' : 'T'});
+    // blas_valid above: each op is N, T or C (C is T for real data).
+    const gemm::Op ta = c.transa == 'N' ? gemm::Op::N : gemm::Op::T, tb = c.transb == 'N' ? gemm::Op::N : gemm::Op::T;
+    if (!(p.variant_ops & gemm::op_bit(ta, tb)))
+      return native("KS_DGEMM=" + p.variant + " does not take op(A) op(B) = " + gemm::ops_name(ta, tb));
     return {p.variant, "KS_DGEMM=" + p.variant};
   }
   if (p.kind == PolicyKind::Ozaki) return {"ozaki", "KS_DGEMM=ozaki (its rule may still pick native for the inputs)"};

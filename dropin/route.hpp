@@ -16,7 +16,7 @@ enum class PolicyKind { Auto, Native, Fp64, Ozaki, Variant };
 struct Policy {
   PolicyKind kind = PolicyKind::Auto;
   std::string variant;  // PolicyKind::Variant only
-  unsigned variant_ops = 0xF;  // the op(A) op(B) combinations it runs (bit 2 a + b, a and b 1 for T: gemm::op_bit)
+  unsigned variant_ops = 0xF;  // the op(A) op(B) combinations it runs (gemm::op_bit's bits; all four by default)
   std::string str() const;
 };
 // Unset or empty is auto. `known(name)`: the op combinations the DGEMM variant of that name runs (as

@@ -16,6 +16,7 @@
 #include "common/exec_context.hpp"
 #include "common/registry.hpp"
 #include "gemm/limits.hpp"
+#include "gemm/ops.hpp"
 
 #include <cstdint>
 #include <functional>
@@ -23,21 +24,8 @@
 
 namespace ks::gemm {
 
-// op(X): X as stored (N) or its transpose (T). BLAS's C (conjugate transpose) is T for real data.
-enum class Op : unsigned char { N, T };
-
-// Sets of op(A) op(B) combinations, one bit each: bit 2 a + b for Op a, b.
-constexpr unsigned op_bit(Op a, Op b) { return 1u << (2 * static_cast<unsigned>(a) + static_cast<unsigned>(b)); }
-constexpr unsigned kOpsNN = op_bit(Op::N, Op::N);
-constexpr unsigned kOpsAll = 0xFu;
-
-// "NN", "NT", "TN", "TT": op(A) then op(B). (Inline: host-only code such as the problem's str() reads it
-// without the CUDA part of the library.)
-inline std::string ops_name(Op a, Op b) {
-  const char name[3] = {a == Op::N ? 'N' : 'T', b == Op::N ? 'N' : 'T', '\0'};
-  return name;
-}
-// The combinations of `ops` (a set as above) by name, comma separated: "NN" or "NN,NT,TN,TT".
+// Op, op_bit, kOpsNN, kOpsAll and ops_name: gemm/ops.hpp.
+// The combinations of `ops` (a set of op_bit bits) by name, comma separated: "NN" or "NN,NT,TN,TT".
 std::string ops_names(unsigned ops);
 inline cublasOperation_t cublas_op(Op o) { return o == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T; }
 // BLAS's transa / transb character: 'N' or 'n' is N; 'T', 't', 'C', 'c' are T. Anything else throws
