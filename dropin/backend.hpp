@@ -1,5 +1,5 @@
-// The suite's side of the drop-in library: libks_dgemm_backend.so, linked by libks_dgemm.so
-// (dropin/ks_dgemm.cpp), which sees only these C functions; the suite's C++ libraries stay behind them.
+// The suite's side of the drop-in library: libks_dgemm_backend.so, loaded by libks_dgemm.so (dropin/ks_dgemm.cpp)
+// on first need, which sees only these C functions; the suite's C++ libraries stay behind them.
 #pragma once
 
 #include <cstddef>

@@ -4,11 +4,13 @@
 // suite's dmma_tma or ozaki runs it, or the real cuBLAS. Every other cuBLAS function, and every call routed
 // native, is the real cuBLAS's own.
 //
-// The suite's side (dropin/backend.hpp, linked) loads with this library, and with it the suite's libraries and
-// the cuBLAS and CUDA runtime they were linked against: a program that loads its own copies by soname later
-// (PyTorch's and CuPy's wheels do) binds to these. (Loading the suite only on the first call that needs it, so
-// that it would bind to the program's copies instead, crashed inside libstdc++'s stream code under PyTorch
-// 2.11; docs/gemm-notes.md keeps the backtrace.)
+// This library depends on neither cuBLAS nor the CUDA runtime. The suite's side (dropin/backend.hpp,
+// libks_dgemm_backend.so beside it) is loaded the first time a call is large enough for it, so that the suite's
+// libraries bind to the cuBLAS and runtime the program already loaded (matched by soname), never the other way
+// round: linked at start, they loaded the toolkit's cuBLAS first, and PyTorch's and CuPy's wheels then ran every
+// call of the program on that copy. It is loaded with RTLD_DEEPBIND, so that its libraries' symbols resolve in
+// their own dependencies before the program's global scope (docs/gemm-notes.md step 27: without it, under
+// PyTorch, the suite's stream code crashed).
 // The real cuBLAS is the copy the caller was linked against, wherever it came from (the toolkit, a Python wheel
 // loaded privately, as PyTorch does): the object that called is found from the return address and the entry
 // point looked up in its own dependencies (dlsym on its handle); failing that, among the loaded libcublas
@@ -44,18 +46,51 @@
 namespace ks::dropin {
 namespace {
 
-// ---- the suite's side (dropin/backend.hpp) ----
+// ---- the suite's side (dropin/backend.hpp), loaded on first need ----
 
-// The backend's own handle (it is linked: it loads with this library; see the header comment for why not
-// later), whose dependencies hold the cuBLAS the suite's libraries were bound to.
-void* backend_handle() {
-  static void* h = [] {
+struct Backend {
+  void* handle = nullptr;
+  decltype(&ks_dgemm_backend_known) known = nullptr;
+  decltype(&ks_dgemm_backend_capturing) capturing = nullptr;
+  decltype(&ks_dgemm_backend_facts) facts = nullptr;
+  decltype(&ks_dgemm_backend_run) run = nullptr;
+};
+
+void* this_library_base();
+
+// Sanitizer runtimes refuse RTLD_DEEPBIND (they must see every allocation); such builds load without it.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr int kDeepBind = 0;
+#else
+constexpr int kDeepBind = RTLD_DEEPBIND;
+#endif
+
+// libks_dgemm_backend.so beside this library, loaded once; nullptr (and one line on stderr) where it does not load.
+const Backend* backend() {
+  static const Backend* b = []() -> const Backend* {
     Dl_info info{};
-    return dladdr(reinterpret_cast<void*>(&ks_dgemm_backend_run), &info) && info.dli_fname
-               ? dlopen(info.dli_fname, RTLD_NOLOAD | RTLD_LAZY)
-               : nullptr;
+    std::string path;
+    if (dladdr(reinterpret_cast<void*>(&this_library_base), &info) && info.dli_fname) {
+      path = info.dli_fname;
+      path.erase(path.find_last_of('/') + 1);  // the directory, or nothing
+    }
+    path += "libks_dgemm_backend.so";
+    auto* out = new Backend;  // kept for the life of the process
+    out->handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | kDeepBind);
+    if (out->handle) {
+      out->known = reinterpret_cast<decltype(out->known)>(dlsym(out->handle, "ks_dgemm_backend_known"));
+      out->capturing = reinterpret_cast<decltype(out->capturing)>(dlsym(out->handle, "ks_dgemm_backend_capturing"));
+      out->facts = reinterpret_cast<decltype(out->facts)>(dlsym(out->handle, "ks_dgemm_backend_facts"));
+      out->run = reinterpret_cast<decltype(out->run)>(dlsym(out->handle, "ks_dgemm_backend_run"));
+    }
+    if (!out->known || !out->capturing || !out->facts || !out->run) {
+      std::fprintf(stderr, "libks_dgemm: cannot load %s (%s); every call goes to the real cuBLAS\n", path.c_str(),
+                   out->handle ? "an entry point is missing" : dlerror());
+      return nullptr;
+    }
+    return out;
   }();
-  return h;
+  return b;
 }
 
 // ---- the policy and the log, read once when the library loads ----
@@ -70,9 +105,12 @@ Settings& settings() {
   static Settings* s = [] {
     auto* out = new Settings;  // kept for the life of the process: calls may come from other threads' exit paths
     try {
-      // A variant's name is checked against the suite's registry.
-      out->policy = parse_policy(std::getenv("KS_DGEMM"),
-                                 [](const std::string& name) { return ks_dgemm_backend_known(name.c_str()); });
+      // A variant's name is checked against the suite's registry: only then is the suite loaded at start (and
+      // binds to the toolkit's cuBLAS, unless the program loaded its own before this library).
+      out->policy = parse_policy(std::getenv("KS_DGEMM"), [](const std::string& name) {
+        const Backend* b = backend();
+        return b ? b->known(name.c_str()) : 0u;
+      });
     } catch (const std::exception& e) {
       std::fprintf(stderr, "libks_dgemm: %s; every call goes to the real cuBLAS\n", e.what());
       out->policy = {PolicyKind::Native, {}};
@@ -147,8 +185,8 @@ void* find_real(const char* name, void* caller) {
   }
   void* fn = nullptr;
   if (t_in_suite) {
-    void* h = backend_handle();
-    fn = h ? dlsym(h, name) : nullptr;  // the copy the backend's libraries were bound to
+    const Backend* b = backend();  // loaded: the suite runs
+    fn = b ? dlsym(b->handle, name) : nullptr;  // the copy the backend's libraries were bound to
   }
   if (!fn || defined_here(fn)) fn = dlsym(RTLD_NEXT, name);
   return defined_here(fn) ? nullptr : fn;
@@ -226,14 +264,21 @@ cublasStatus_t serve(Call c, cublasHandle_t handle, const void* alpha, const voi
       o.alpha = *static_cast<const double*>(alpha);
       o.beta = *static_cast<const double*>(beta);
     }
+    const Backend* b = nullptr;
+    bool asked = false;
     Route r = route(c, settings().policy, [&] {  // asked only for calls large enough for the suite
+      asked = true;
+      if (!(b = backend())) return Facts{};
       const KsDgemmArgs args = backend_args(c, o, stream);
       int tma = 0;
       char why[256] = "";
-      ks_dgemm_backend_facts(&args, &tma, why, sizeof why);
+      b->facts(&args, &tma, why, sizeof why);
       return Facts{tma != 0, why};
     });
-    if (!r.native() && ks_dgemm_backend_capturing(stream)) {
+    if (!r.native() && !b) b = backend();  // routes that ask no facts (KS_DGEMM=ozaki or a variant) load it here
+    if ((asked || !r.native()) && !b)
+      r = Route{{}, "the suite's libraries did not load (libks_dgemm_backend.so beside this library)"};
+    if (!r.native() && b->capturing(stream)) {
       c.capturing = true;
       r = route(c, settings().policy, [] { return Facts{}; });  // native, saying why
     }
@@ -243,7 +288,7 @@ cublasStatus_t serve(Call c, cublasHandle_t handle, const void* alpha, const voi
       long long done = 0;
       {
         InSuite in;
-        done = ks_dgemm_backend_run(r.variant.c_str(), &args, error, sizeof error);
+        done = b->run(r.variant.c_str(), &args, error, sizeof error);
       }
       if (done == c.batch) {
         log_call(c, r, r.variant.rfind("ozaki", 0) == 0 ? " (ozaki waits for its inputs' statistics)" : "");

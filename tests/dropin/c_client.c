@@ -6,6 +6,8 @@
  * Then the status codes of bad calls: each made through the entry point this program is bound to (the library's,
  * where it is in front) and through the real cuBLAS looked up in libcublas itself; they must be equal.
  * With KS_DGEMM_LOG set, the log must show calls routed to the suite and calls routed native.
+ * `c_client cost`: instead, the host time per 64^3 call (a call the library sends native) through this program's
+ * binding and through libcublas's own symbol, in alternating batches: the library's own cost per call.
  * Exit 0: all passed; 1: a failure (printed); 77: no GPU. */
 #include <cublas_v2.h>
 #include <cuda_runtime.h>
@@ -13,6 +15,7 @@
 
 #include <float.h>
 #include <math.h>
+#include <time.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -327,11 +330,75 @@ static void log_check(long from) {
   }
 }
 
-int main(void) {
+static double now_us(void) {
+  struct timespec t;
+  clock_gettime(CLOCK_MONOTONIC, &t);
+  return (double)t.tv_sec * 1e6 + (double)t.tv_nsec * 1e-3;
+}
+static int by_value(const void* a, const void* b) {
+  const double x = *(const double*)a, y = *(const double*)b;
+  return (x > y) - (x < y);
+}
+
+/* Host microseconds per 64^3 cublasDgemm_v2 call through `fn`: `calls` calls queued back to back on the handle's
+ * stream, then a wait for the stream (outside the timed part). */
+static double batch_us(DgemmFn fn, cublasHandle_t h, cudaStream_t s, const double* x, double* y, int calls) {
+  const double one = 1, zero = 0;
+  const double t = now_us();
+  for (int i = 0; i < calls; ++i) CHECK_BLAS(fn(h, CUBLAS_OP_N, CUBLAS_OP_N, 64, 64, 64, &one, x, 64, x, 64, &zero, y, 64));
+  const double per_call = (now_us() - t) / calls;
+  CHECK_CUDA(cudaStreamSynchronize(s));
+  return per_call;
+}
+
+/* The library's own cost per call: 21 alternating pairs of batches of 500 calls, through this program's binding
+ * (the library's entry point where it is in front) and through libcublas's own symbol; the medians. */
+static int cost(cublasHandle_t h, cudaStream_t s) {
+  void* lib = dlopen("libcublas.so.13", RTLD_NOLOAD | RTLD_LAZY);
+  DgemmFn real = lib ? (DgemmFn)dlsym(lib, "cublasDgemm_v2") : NULL;
+  if (!real) {
+    fprintf(stderr, "FAIL cost: libcublas.so.13's cublasDgemm_v2 is not loaded\n");
+    return 1;
+  }
+  double *x, *y;
+  CHECK_CUDA(cudaMalloc((void**)&x, 64 * 64 * sizeof(double)));
+  CHECK_CUDA(cudaMalloc((void**)&y, 64 * 64 * sizeof(double)));
+  CHECK_CUDA(cudaMemset(x, 0, 64 * 64 * sizeof(double)));
+  enum { kPairs = 21, kCalls = 500 };
+  double bound[kPairs], own[kPairs];
+  batch_us(cublasDgemm_v2, h, s, x, y, kCalls); /* warm-up: handles, kernels, the library's lookups */
+  batch_us(real, h, s, x, y, kCalls);
+  for (int i = 0; i < kPairs; ++i) { /* each pair in the other order than the last */
+    if (i % 2 == 0) bound[i] = batch_us(cublasDgemm_v2, h, s, x, y, kCalls);
+    own[i] = batch_us(real, h, s, x, y, kCalls);
+    if (i % 2 == 1) bound[i] = batch_us(cublasDgemm_v2, h, s, x, y, kCalls);
+  }
+  qsort(bound, kPairs, sizeof(double), by_value);
+  qsort(own, kPairs, sizeof(double), by_value);
+  printf("host us per 64^3 cublasDgemm_v2 call (median of %d batches of %d): %.3f through this program's binding, "
+         "%.3f through libcublas's own symbol: %+.3f us\n",
+         kPairs, kCalls, bound[kPairs / 2], own[kPairs / 2], bound[kPairs / 2] - own[kPairs / 2]);
+  cudaFree(x);
+  cudaFree(y);
+  return 0;
+}
+
+int main(int argc, char** argv) {
   int devices = 0;
   if (cudaGetDeviceCount(&devices) != cudaSuccess || devices == 0) {
     printf("no GPU: skipped\n");
     return 77;
+  }
+  if (argc == 2 && strcmp(argv[1], "cost") == 0) {
+    cublasHandle_t h;
+    cudaStream_t s;
+    CHECK_BLAS(cublasCreate_v2(&h));
+    CHECK_CUDA(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    CHECK_BLAS(cublasSetStream_v2(h, s));
+    const int rc = cost(h, s);
+    cublasDestroy_v2(h);
+    cudaStreamDestroy(s);
+    return rc;
   }
   const long log_from = log_size();
   cublasHandle_t h;

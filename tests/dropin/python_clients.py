@@ -9,8 +9,9 @@ matmul on C- and F-ordered arrays and transposed views, and PyTorch's mm, matmul
 result is checked on sampled elements against a long double dot product with the suite's bound
 |C - C_ref| <= 2 (K + 2) eps (|alpha| (|A||B|) + |beta| |C0|) + DBL_MIN; then the log must show calls that reached
 the suite's kernels from each framework.
-speed: per framework and size, two child processes (without, with the library; the same warm-up and repetitions,
-CUDA events around each call, the median) and their ratio; at 64^3, the host time per call of 20000 calls.
+speed: per framework, three rounds of two child processes (without and with the library, in alternating order; the
+same warm-up and repetitions in both, CUDA events around each call, the median per size), the median of the rounds
+per arm and size, and their ratio; at 64^3, the host time per call of 20000 calls.
 """
 import collections
 import json
@@ -183,7 +184,7 @@ def per_call_us(which, calls=20000):
 def child_speed(which, sizes):
     out = {}
     for n in sizes:
-        out[str(n)] = per_call_us(which) if n == 64 else timed(which, n, 5 if n >= 16384 else 10)
+        out[str(n)] = per_call_us(which) if n == 64 else timed(which, n, 5 if n >= 16384 else 10 if n >= 4096 else 50)
     print(json.dumps(out))
 
 
@@ -229,21 +230,24 @@ def check(lib):
     return 1 if failed else 0
 
 
-def speed(lib, sizes):
+def speed(lib, sizes, rounds=3):
     rows = []
     for which in frameworks():
-        arms = []
-        for arm_lib in (None, lib):
-            r = run_child(["child-speed", which] + [str(n) for n in sizes], arm_lib)
-            if r.returncode != 0:
-                print(f"{which}: FAILED\n{r.stderr[-3000:]}")
-                return 1
-            arms.append(json.loads(r.stdout.strip().splitlines()[-1]))
+        arms = {None: [], lib: []}
+        for r in range(rounds):
+            for arm_lib in ((None, lib) if r % 2 == 0 else (lib, None)):
+                out = run_child(["child-speed", which] + [str(n) for n in sizes], arm_lib)
+                if out.returncode != 0:
+                    print(f"{which}: FAILED\n{out.stderr[-3000:]}")
+                    return 1
+                arms[arm_lib].append(json.loads(out.stdout.strip().splitlines()[-1]))
         for n in sizes:
-            base, lib_ms = arms[0][str(n)], arms[1][str(n)]
+            base = float(np.median([a[str(n)] for a in arms[None]]))
+            lib_ms = float(np.median([a[str(n)] for a in arms[lib]]))
             what = "host us per call" if n == 64 else "ms (median)"
             rows.append((which, n, what, base, lib_ms, base / lib_ms))
-    print("| client | size | figure | without | with libks_dgemm | speed-up |\n|---|---:|---|---:|---:|---:|")
+    print(f"| client | size | figure (median of {rounds} rounds) | without | with libks_dgemm | speed-up |\n"
+          "|---|---:|---|---:|---:|---:|")
     for which, n, what, base, lib_ms, ratio in rows:
         print(f"| {which} | {n}^3 | {what} | {base:.4g} | {lib_ms:.4g} | {ratio:.3f}x |")
     return 0
