@@ -5,12 +5,11 @@
 // native, is the real cuBLAS's own.
 //
 // This library depends on neither cuBLAS nor the CUDA runtime. The suite's side (dropin/backend.hpp,
-// libks_dgemm_backend.so beside it) is loaded the first time a call is large enough for it, so that the suite's
-// libraries bind to the cuBLAS and runtime the program already loaded (matched by soname), never the other way
-// round: linked at start, they loaded the toolkit's cuBLAS first, and PyTorch's and CuPy's wheels then ran every
-// call of the program on that copy. It is loaded with RTLD_DEEPBIND, so that its libraries' symbols resolve in
-// their own dependencies before the program's global scope (docs/gemm-notes.md step 27: without it, under
-// PyTorch, the suite's stream code crashed).
+// libks_dgemm_backend.so beside it) is loaded the first time a call may run on it, so that it binds to the
+// cuBLAS and runtime the program already loaded (matched by soname), never the other way round: linked at start,
+// it loaded the toolkit's cuBLAS first, and PyTorch's and CuPy's wheels then ran every call of the program on that
+// copy. Both libraries carry a private C++ runtime (dropin/CMakeLists.txt), so loading the suite late binds no C++
+// symbol to the program's (docs/gemm-notes.md step 27 has the crash that binding caused).
 // The real cuBLAS is the copy the caller was linked against, wherever it came from (the toolkit, a Python wheel
 // loaded privately, as PyTorch does): the object that called is found from the return address and the entry
 // point looked up in its own dependencies (dlsym on its handle); failing that, among the loaded libcublas
@@ -58,13 +57,6 @@ struct Backend {
 
 void* this_library_base();
 
-// Sanitizer runtimes refuse RTLD_DEEPBIND (they must see every allocation); such builds load without it.
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int kDeepBind = 0;
-#else
-constexpr int kDeepBind = RTLD_DEEPBIND;
-#endif
-
 // libks_dgemm_backend.so beside this library, loaded once; nullptr (and one line on stderr) where it does not load.
 const Backend* backend() {
   static const Backend* b = []() -> const Backend* {
@@ -76,7 +68,7 @@ const Backend* backend() {
     }
     path += "libks_dgemm_backend.so";
     auto* out = new Backend;  // kept for the life of the process
-    out->handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL | kDeepBind);
+    out->handle = dlopen(path.c_str(), RTLD_NOW | RTLD_LOCAL);
     if (out->handle) {
       out->known = reinterpret_cast<decltype(out->known)>(dlsym(out->handle, "ks_dgemm_backend_known"));
       out->capturing = reinterpret_cast<decltype(out->capturing)>(dlsym(out->handle, "ks_dgemm_backend_capturing"));
