@@ -238,8 +238,10 @@ template <class Native>
 cublasStatus_t serve(Call c, cublasHandle_t handle, const void* alpha, const void* beta, Operands o, void* caller,
                      Native&& native) {
   if (t_in_suite) return native(0);  // the suite's own cuBLAS call (ozaki's native fallback): never routed again
+  const Settings& s = settings();
+  if (!s.log && native_by_policy_and_size(c, s.policy)) return native(0);  // nothing to read, nothing to log
   c.handle = handle != nullptr;
-  if (c.handle && blas_valid(c) && c.types_fp64 && settings().policy.kind != PolicyKind::Native) {
+  if (c.handle && blas_valid(c) && c.types_fp64 && s.policy.kind != PolicyKind::Native) {
     cublasPointerMode_t pm = CUBLAS_POINTER_MODE_HOST;
     cublasMath_t math = CUBLAS_DEFAULT_MATH;
     auto get_pm = real_fn<decltype(&cublasGetPointerMode_v2)>("cublasGetPointerMode_v2", caller);
@@ -258,7 +260,7 @@ cublasStatus_t serve(Call c, cublasHandle_t handle, const void* alpha, const voi
     }
     const Backend* b = nullptr;
     bool asked = false;
-    Route r = route(c, settings().policy, [&] {  // asked only for calls large enough for the suite
+    Route r = route(c, s.policy, [&] {  // asked only for calls large enough for the suite
       asked = true;
       if (!(b = backend())) return Facts{};
       const KsDgemmArgs args = backend_args(c, o, stream);
@@ -272,7 +274,7 @@ cublasStatus_t serve(Call c, cublasHandle_t handle, const void* alpha, const voi
       r = Route{{}, "the suite's libraries did not load (libks_dgemm_backend.so beside this library)"};
     if (!r.native() && b->capturing(stream)) {
       c.capturing = true;
-      r = route(c, settings().policy, [] { return Facts{}; });  // native, saying why
+      r = route(c, s.policy, [] { return Facts{}; });  // native, saying why
     }
     if (!r.native()) {
       char error[512] = "";
@@ -293,7 +295,7 @@ cublasStatus_t serve(Call c, cublasHandle_t handle, const void* alpha, const voi
     log_call(c, r);
     return native(0);
   }
-  log_call(c, route(c, settings().policy, [] { return Facts{}; }));
+  log_call(c, route(c, s.policy, [] { return Facts{}; }));
   return native(0);
 }
 

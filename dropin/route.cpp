@@ -44,6 +44,12 @@ bool blas_valid(const Call& c) {
          c.ldc >= std::max<std::int64_t>(1, c.M);
 }
 
+bool native_by_policy_and_size(const Call& c, const Policy& p) {
+  return p.kind == PolicyKind::Native ||
+         ((p.kind == PolicyKind::Auto || p.kind == PolicyKind::Fp64) &&
+          (std::min(c.M, c.N) < kTmaMinSide || c.K < kTmaMinDepth));
+}
+
 Route route(const Call& c, const Policy& p, const std::function<Facts()>& facts) {
   auto native = [](std::string why) { return Route{{}, std::move(why)}; };
   if (!c.types_fp64) return native("not FP64 (A, B, C CUDA_R_64F with CUBLAS_COMPUTE_64F)");
@@ -66,7 +72,7 @@ Route route(const Call& c, const Policy& p, const std::function<Facts()>& facts)
   if (p.kind == PolicyKind::Ozaki) return {"ozaki", "KS_DGEMM=ozaki (its rule may still pick native for the inputs)"};
   // Below these sizes neither dmma_tma nor ozaki was measured ahead of cuBLAS: decided without the device, so a
   // small call costs the library next to nothing.
-  if (std::min(c.M, c.N) < kTmaMinSide || c.K < kTmaMinDepth)
+  if (native_by_policy_and_size(c, p))
     return native("below the suite's measured wins (min(M, N) >= 2048 and K >= 256)");
   const Facts f = facts();
   if (p.kind == PolicyKind::Auto && f.ozaki_by_shape.empty())

@@ -55,6 +55,11 @@ struct Route {
 constexpr std::int64_t kTmaMinSide = 2048;  // min(M, N)
 constexpr std::int64_t kTmaMinDepth = 256;  // K
 
+// Whether the policy sends this call to the real cuBLAS whatever the handle's state and the device say: KS_DGEMM
+// native, or a call below the measured wins under auto or fp64. route() agrees; the library uses it to hand
+// such calls over before reading the handle's state (a small call then costs it a few comparisons).
+bool native_by_policy_and_size(const Call& c, const Policy& p);
+
 // BLAS's argument rules for the call (what the real cuBLAS checks): sizes not negative, the leading dimensions
 // at least the stored rows of op's operand (A is M x K when transa is N, K x M otherwise), known op values.
 bool blas_valid(const Call& c);

@@ -156,5 +156,33 @@ TEST(DropinRoute, AutoTakesOzakiWhereItsModelPredictsAWinAndDmmaTmaWhereMeasured
   }
 }
 
+// The library hands a call to cuBLAS before reading the handle where native_by_policy_and_size says so: route()
+// must then say native too, whatever the handle and the device would have said.
+TEST(DropinRoute, NativeByPolicyAndSizeIsNativeWhateverTheRestSays) {
+  const Policy policies[] = {{}, {PolicyKind::Native, {}}, {PolicyKind::Fp64, {}}, {PolicyKind::Ozaki, {}},
+                             parse_policy("dmma_tma", known)};
+  const std::int64_t sides[] = {-1, 0, 64, 255, 256, 2047, 2048, 8192};
+  int early = 0;
+  for (const Policy& p : policies)
+    for (std::int64_t m : sides)
+      for (std::int64_t n : sides)
+        for (std::int64_t k : sides) {
+          Call c = big(m, n, k);
+          if (!native_by_policy_and_size(c, p)) continue;
+          ++early;
+          EXPECT_TRUE(p.kind == PolicyKind::Native || p.kind == PolicyKind::Auto || p.kind == PolicyKind::Fp64);
+          for (bool host : {true, false})
+            for (bool pedantic : {false, true}) {
+              c.host_scalars = host, c.pedantic = pedantic;
+              EXPECT_TRUE(route(c, p, ozaki_pays).native()) << m << " " << n << " " << k << " " << p.str();
+              EXPECT_TRUE(route(c, p, tma_only).native()) << m << " " << n << " " << k << " " << p.str();
+            }
+        }
+  EXPECT_GT(early, 0);
+  EXPECT_FALSE(native_by_policy_and_size(big(), {}));
+  EXPECT_FALSE(native_by_policy_and_size(big(64, 64, 64), {PolicyKind::Ozaki, {}}));
+  EXPECT_TRUE(native_by_policy_and_size(big(2048, 2048, 255), {}));
+}
+
 }  // namespace
 }  // namespace ks::dropin
