@@ -318,11 +318,6 @@ Call make_call(const char* entry, cublasOperation_t ta, cublasOperation_t tb, I 
 }  // namespace
 }  // namespace ks::dropin
 
-using ks::dropin::Operands;
-using ks::dropin::make_call;
-using ks::dropin::real_fn;
-using ks::dropin::serve;
-
 // cublas_api.h overloads these two in C++ (the legacy cudaDataType compute type): their C forms, by hand.
 using GemmExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperation_t, cublasOperation_t, int, int, int, const void*,
                                     const void*, cudaDataType, int, const void*, cudaDataType, int, const void*, void*,
@@ -332,32 +327,99 @@ using GemmStridedBatchedExFn = cublasStatus_t (*)(cublasHandle_t, cublasOperatio
                                                   cudaDataType, int, long long, const void*, void*, cudaDataType, int,
                                                   long long, int, cublasComputeType_t, cublasGemmAlgo_t);
 
-// The eight entry points. Each hands `native(first)` the batch members from `first` on (the whole call for 0).
+// The four calls, each for both integer widths (the plain and the _64 entry points): I is int or int64_t, F the
+// real entry point's type, `entry` its name (also the key of the real function's cache and the log's first word).
+// Each hands `native(first)` the batch members from `first` on (the whole call for 0); `caller` is the return
+// address of the exported entry point.
+namespace ks::dropin {
+namespace {
+
+template <class F, class I>
+cublasStatus_t dgemm(const char* entry, void* caller, cublasHandle_t handle, cublasOperation_t transa,
+                     cublasOperation_t transb, I m, I n, I k, const double* alpha, const double* A, I lda,
+                     const double* B, I ldb, const double* beta, double* C, I ldc) {
+  return serve(make_call(entry, transa, transb, m, n, k, lda, ldb, ldc), handle, alpha, beta, Operands{0, 0, A, B, C},
+               caller, [&](std::int64_t) {
+                 auto f = real_fn<F>(entry, caller);
+                 return f ? f(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc)
+                          : CUBLAS_STATUS_NOT_INITIALIZED;
+               });
+}
+
+template <class F, class I>
+cublasStatus_t dgemm_strided_batched(const char* entry, void* caller, cublasHandle_t handle, cublasOperation_t transa,
+                                     cublasOperation_t transb, I m, I n, I k, const double* alpha, const double* A,
+                                     I lda, long long strideA, const double* B, I ldb, long long strideB,
+                                     const double* beta, double* C, I ldc, long long strideC, I batchCount) {
+  return serve(make_call(entry, transa, transb, m, n, k, lda, ldb, ldc, batchCount), handle, alpha, beta,
+               Operands{0, 0, A, B, C, strideA, strideB, strideC}, caller, [&](std::int64_t first) {
+                 auto f = real_fn<F>(entry, caller);
+                 return f ? f(handle, transa, transb, m, n, k, alpha, A + first * strideA, lda, strideA,
+                              B + first * strideB, ldb, strideB, beta, C + first * strideC, ldc, strideC,
+                              static_cast<I>(batchCount - first))
+                          : CUBLAS_STATUS_NOT_INITIALIZED;
+               });
+}
+
+template <class F, class I>
+cublasStatus_t gemm_ex(const char* entry, void* caller, cublasHandle_t handle, cublasOperation_t transa,
+                       cublasOperation_t transb, I m, I n, I k, const void* alpha, const void* A, cudaDataType Atype,
+                       I lda, const void* B, cudaDataType Btype, I ldb, const void* beta, void* C, cudaDataType Ctype,
+                       I ldc, cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+  Call c = make_call(entry, transa, transb, m, n, k, lda, ldb, ldc);
+  c.types_fp64 = fp64_types(Atype, Btype, Ctype, computeType, c.pedantic);
+  return serve(c, handle, alpha, beta,
+               Operands{0, 0, static_cast<const double*>(A), static_cast<const double*>(B), static_cast<double*>(C)},
+               caller, [&](std::int64_t) {
+                 auto f = real_fn<F>(entry, caller);
+                 return f ? f(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc,
+                              computeType, algo)
+                          : CUBLAS_STATUS_NOT_INITIALIZED;
+               });
+}
+
+// Element strides for the suite's side; the real call gets the pointers of the same members.
+template <class F, class I>
+cublasStatus_t gemm_strided_batched_ex(const char* entry, void* caller, cublasHandle_t handle,
+                                       cublasOperation_t transa, cublasOperation_t transb, I m, I n, I k,
+                                       const void* alpha, const void* A, cudaDataType Atype, I lda, long long strideA,
+                                       const void* B, cudaDataType Btype, I ldb, long long strideB, const void* beta,
+                                       void* C, cudaDataType Ctype, I ldc, long long strideC, I batchCount,
+                                       cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
+  Call c = make_call(entry, transa, transb, m, n, k, lda, ldb, ldc, batchCount);
+  c.types_fp64 = fp64_types(Atype, Btype, Ctype, computeType, c.pedantic);
+  const auto* a = static_cast<const double*>(A);
+  const auto* b = static_cast<const double*>(B);
+  auto* cc = static_cast<double*>(C);
+  return serve(c, handle, alpha, beta, Operands{0, 0, a, b, cc, strideA, strideB, strideC}, caller,
+               [&](std::int64_t first) {
+                 auto f = real_fn<F>(entry, caller);
+                 return f ? f(handle, transa, transb, m, n, k, alpha, a + first * strideA, Atype, lda, strideA,
+                              b + first * strideB, Btype, ldb, strideB, beta, cc + first * strideC, Ctype, ldc,
+                              strideC, static_cast<I>(batchCount - first), computeType, algo)
+                          : CUBLAS_STATUS_NOT_INITIALIZED;
+               });
+}
+
+}  // namespace
+}  // namespace ks::dropin
+
+// The eight entry points.
 #define KS_CALLER __builtin_return_address(0)
 
 KS_EXPORT cublasStatus_t cublasDgemm_v2(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
                                         int m, int n, int k, const double* alpha, const double* A, int lda,
                                         const double* B, int ldb, const double* beta, double* C, int ldc) {
-  void* caller = KS_CALLER;
-  return serve(make_call("cublasDgemm_v2", transa, transb, m, n, k, lda, ldb, ldc), handle, alpha, beta,
-               Operands{0, 0, A, B, C}, caller, [&](std::int64_t) {
-                 auto f = real_fn<decltype(&cublasDgemm_v2)>("cublasDgemm_v2", caller);
-                 return f ? f(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc)
-                          : CUBLAS_STATUS_NOT_INITIALIZED;
-               });
+  return ks::dropin::dgemm<decltype(&cublasDgemm_v2)>("cublasDgemm_v2", KS_CALLER, handle, transa, transb, m, n, k,
+                                                      alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 KS_EXPORT cublasStatus_t cublasDgemm_v2_64(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
                                            int64_t m, int64_t n, int64_t k, const double* alpha, const double* A,
                                            int64_t lda, const double* B, int64_t ldb, const double* beta, double* C,
                                            int64_t ldc) {
-  void* caller = KS_CALLER;
-  return serve(make_call("cublasDgemm_v2_64", transa, transb, m, n, k, lda, ldb, ldc), handle, alpha, beta,
-               Operands{0, 0, A, B, C}, caller, [&](std::int64_t) {
-                 auto f = real_fn<decltype(&cublasDgemm_v2_64)>("cublasDgemm_v2_64", caller);
-                 return f ? f(handle, transa, transb, m, n, k, alpha, A, lda, B, ldb, beta, C, ldc)
-                          : CUBLAS_STATUS_NOT_INITIALIZED;
-               });
+  return ks::dropin::dgemm<decltype(&cublasDgemm_v2_64)>("cublasDgemm_v2_64", KS_CALLER, handle, transa, transb, m, n,
+                                                         k, alpha, A, lda, B, ldb, beta, C, ldc);
 }
 
 KS_EXPORT cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t handle, cublasOperation_t transa,
@@ -365,15 +427,9 @@ KS_EXPORT cublasStatus_t cublasDgemmStridedBatched(cublasHandle_t handle, cublas
                                                    const double* A, int lda, long long strideA, const double* B,
                                                    int ldb, long long strideB, const double* beta, double* C, int ldc,
                                                    long long strideC, int batchCount) {
-  void* caller = KS_CALLER;
-  return serve(make_call("cublasDgemmStridedBatched", transa, transb, m, n, k, lda, ldb, ldc, batchCount), handle,
-               alpha, beta, Operands{0, 0, A, B, C, strideA, strideB, strideC}, caller, [&](std::int64_t first) {
-                 auto f = real_fn<decltype(&cublasDgemmStridedBatched)>("cublasDgemmStridedBatched", caller);
-                 return f ? f(handle, transa, transb, m, n, k, alpha, A + first * strideA, lda, strideA,
-                              B + first * strideB, ldb, strideB, beta, C + first * strideC, ldc, strideC,
-                              static_cast<int>(batchCount - first))
-                          : CUBLAS_STATUS_NOT_INITIALIZED;
-               });
+  return ks::dropin::dgemm_strided_batched<decltype(&cublasDgemmStridedBatched)>(
+      "cublasDgemmStridedBatched", KS_CALLER, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb, strideB,
+      beta, C, ldc, strideC, batchCount);
 }
 
 KS_EXPORT cublasStatus_t cublasDgemmStridedBatched_64(cublasHandle_t handle, cublasOperation_t transa,
@@ -382,15 +438,9 @@ KS_EXPORT cublasStatus_t cublasDgemmStridedBatched_64(cublasHandle_t handle, cub
                                                       long long strideA, const double* B, int64_t ldb,
                                                       long long strideB, const double* beta, double* C, int64_t ldc,
                                                       long long strideC, int64_t batchCount) {
-  void* caller = KS_CALLER;
-  return serve(make_call("cublasDgemmStridedBatched_64", transa, transb, m, n, k, lda, ldb, ldc, batchCount), handle,
-               alpha, beta, Operands{0, 0, A, B, C, strideA, strideB, strideC}, caller, [&](std::int64_t first) {
-                 auto f = real_fn<decltype(&cublasDgemmStridedBatched_64)>("cublasDgemmStridedBatched_64", caller);
-                 return f ? f(handle, transa, transb, m, n, k, alpha, A + first * strideA, lda, strideA,
-                              B + first * strideB, ldb, strideB, beta, C + first * strideC, ldc, strideC,
-                              batchCount - first)
-                          : CUBLAS_STATUS_NOT_INITIALIZED;
-               });
+  return ks::dropin::dgemm_strided_batched<decltype(&cublasDgemmStridedBatched_64)>(
+      "cublasDgemmStridedBatched_64", KS_CALLER, handle, transa, transb, m, n, k, alpha, A, lda, strideA, B, ldb,
+      strideB, beta, C, ldc, strideC, batchCount);
 }
 
 KS_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb, int m,
@@ -398,17 +448,8 @@ KS_EXPORT cublasStatus_t cublasGemmEx(cublasHandle_t handle, cublasOperation_t t
                                       const void* B, cudaDataType Btype, int ldb, const void* beta, void* C,
                                       cudaDataType Ctype, int ldc, cublasComputeType_t computeType,
                                       cublasGemmAlgo_t algo) {
-  void* caller = KS_CALLER;
-  ks::dropin::Call c = make_call("cublasGemmEx", transa, transb, m, n, k, lda, ldb, ldc);
-  c.types_fp64 = ks::dropin::fp64_types(Atype, Btype, Ctype, computeType, c.pedantic);
-  return serve(c, handle, alpha, beta,
-               Operands{0, 0, static_cast<const double*>(A), static_cast<const double*>(B), static_cast<double*>(C)},
-               caller, [&](std::int64_t) {
-                 auto f = real_fn<GemmExFn>("cublasGemmEx", caller);
-                 return f ? f(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc,
-                              computeType, algo)
-                          : CUBLAS_STATUS_NOT_INITIALIZED;
-               });
+  return ks::dropin::gemm_ex<GemmExFn>("cublasGemmEx", KS_CALLER, handle, transa, transb, m, n, k, alpha, A, Atype,
+                                       lda, B, Btype, ldb, beta, C, Ctype, ldc, computeType, algo);
 }
 
 KS_EXPORT cublasStatus_t cublasGemmEx_64(cublasHandle_t handle, cublasOperation_t transa, cublasOperation_t transb,
@@ -416,17 +457,9 @@ KS_EXPORT cublasStatus_t cublasGemmEx_64(cublasHandle_t handle, cublasOperation_
                                          cudaDataType Atype, int64_t lda, const void* B, cudaDataType Btype,
                                          int64_t ldb, const void* beta, void* C, cudaDataType Ctype, int64_t ldc,
                                          cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
-  void* caller = KS_CALLER;
-  ks::dropin::Call c = make_call("cublasGemmEx_64", transa, transb, m, n, k, lda, ldb, ldc);
-  c.types_fp64 = ks::dropin::fp64_types(Atype, Btype, Ctype, computeType, c.pedantic);
-  return serve(c, handle, alpha, beta,
-               Operands{0, 0, static_cast<const double*>(A), static_cast<const double*>(B), static_cast<double*>(C)},
-               caller, [&](std::int64_t) {
-                 auto f = real_fn<decltype(&cublasGemmEx_64)>("cublasGemmEx_64", caller);
-                 return f ? f(handle, transa, transb, m, n, k, alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc,
-                              computeType, algo)
-                          : CUBLAS_STATUS_NOT_INITIALIZED;
-               });
+  return ks::dropin::gemm_ex<decltype(&cublasGemmEx_64)>("cublasGemmEx_64", KS_CALLER, handle, transa, transb, m, n, k,
+                                                         alpha, A, Atype, lda, B, Btype, ldb, beta, C, Ctype, ldc,
+                                                         computeType, algo);
 }
 
 KS_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cublasOperation_t transa,
@@ -436,21 +469,9 @@ KS_EXPORT cublasStatus_t cublasGemmStridedBatchedEx(cublasHandle_t handle, cubla
                                                     const void* beta, void* C, cudaDataType Ctype, int ldc,
                                                     long long strideC, int batchCount,
                                                     cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
-  void* caller = KS_CALLER;
-  ks::dropin::Call c = make_call("cublasGemmStridedBatchedEx", transa, transb, m, n, k, lda, ldb, ldc, batchCount);
-  c.types_fp64 = ks::dropin::fp64_types(Atype, Btype, Ctype, computeType, c.pedantic);
-  // Element strides for the suite's side; the real call gets byte offsets of the same members.
-  return serve(c, handle, alpha, beta,
-               Operands{0, 0, static_cast<const double*>(A), static_cast<const double*>(B), static_cast<double*>(C),
-                        strideA, strideB, strideC},
-               caller, [&](std::int64_t first) {
-                 auto f = real_fn<GemmStridedBatchedExFn>("cublasGemmStridedBatchedEx", caller);
-                 return f ? f(handle, transa, transb, m, n, k, alpha, static_cast<const double*>(A) + first * strideA,
-                              Atype, lda, strideA, static_cast<const double*>(B) + first * strideB, Btype, ldb, strideB,
-                              beta, static_cast<double*>(C) + first * strideC, Ctype, ldc, strideC,
-                              static_cast<int>(batchCount - first), computeType, algo)
-                          : CUBLAS_STATUS_NOT_INITIALIZED;
-               });
+  return ks::dropin::gemm_strided_batched_ex<GemmStridedBatchedExFn>(
+      "cublasGemmStridedBatchedEx", KS_CALLER, handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B, Btype,
+      ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
 }
 
 KS_EXPORT cublasStatus_t cublasGemmStridedBatchedEx_64(cublasHandle_t handle, cublasOperation_t transa,
@@ -461,18 +482,7 @@ KS_EXPORT cublasStatus_t cublasGemmStridedBatchedEx_64(cublasHandle_t handle, cu
                                                        const void* beta, void* C, cudaDataType Ctype, int64_t ldc,
                                                        long long strideC, int64_t batchCount,
                                                        cublasComputeType_t computeType, cublasGemmAlgo_t algo) {
-  void* caller = KS_CALLER;
-  ks::dropin::Call c = make_call("cublasGemmStridedBatchedEx_64", transa, transb, m, n, k, lda, ldb, ldc, batchCount);
-  c.types_fp64 = ks::dropin::fp64_types(Atype, Btype, Ctype, computeType, c.pedantic);
-  return serve(c, handle, alpha, beta,
-               Operands{0, 0, static_cast<const double*>(A), static_cast<const double*>(B), static_cast<double*>(C),
-                        strideA, strideB, strideC},
-               caller, [&](std::int64_t first) {
-                 auto f = real_fn<decltype(&cublasGemmStridedBatchedEx_64)>("cublasGemmStridedBatchedEx_64", caller);
-                 return f ? f(handle, transa, transb, m, n, k, alpha, static_cast<const double*>(A) + first * strideA,
-                              Atype, lda, strideA, static_cast<const double*>(B) + first * strideB, Btype, ldb, strideB,
-                              beta, static_cast<double*>(C) + first * strideC, Ctype, ldc, strideC, batchCount - first,
-                              computeType, algo)
-                          : CUBLAS_STATUS_NOT_INITIALIZED;
-               });
+  return ks::dropin::gemm_strided_batched_ex<decltype(&cublasGemmStridedBatchedEx_64)>(
+      "cublasGemmStridedBatchedEx_64", KS_CALLER, handle, transa, transb, m, n, k, alpha, A, Atype, lda, strideA, B,
+      Btype, ldb, strideB, beta, C, Ctype, ldc, strideC, batchCount, computeType, algo);
 }
