@@ -177,6 +177,17 @@ void copy_bandwidths(cudaStream_t stream, int repetitions, Ceilings& c) {
   c.d2h_pinned_gbs = bytes / (td.median_ms * 1e6);
 }
 
+__global__ void empty_kernel() {}
+
+// Time per launch (us) of an empty one-block kernel, in graph batches like the small reductions.
+double graph_launch_floor(cudaStream_t stream, int repetitions) {
+  const TimingStats t = time_fixed(stream, repetitions, [&] {
+    empty_kernel<<<1, 32, 0, stream>>>();
+    CUDA_CHECK_LAUNCH();
+  });
+  return t.median_ms * 1e3;
+}
+
 }  // namespace
 
 Ceilings measure_ceilings(cudaStream_t stream, int repetitions) {
@@ -186,6 +197,7 @@ Ceilings measure_ceilings(cudaStream_t stream, int repetitions) {
   c.device_read_bandwidth_gbs = read_bandwidth(stream, repetitions, dev);
   c.fp64_fma_tflops = fp64_fma_throughput(stream, repetitions, dev);
   c.int8_gemm_tops = int8_gemm_throughput(stream, repetitions, dev);
+  c.graph_launch_us = graph_launch_floor(stream, repetitions);
   copy_bandwidths(stream, repetitions, c);
   measure_host_ceilings(c, 3);
   return c;

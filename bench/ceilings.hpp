@@ -7,6 +7,9 @@
 //   FP64 FMA rate            independent DFMA chains in registers on a resident grid, no memory traffic
 //   INT8 GEMM rate           cuBLAS INT8 x INT8 -> INT32 GEMM (A^T B, 8192^3): the rate ozaki's products run at
 //                            best (sm_75+; 0 elsewhere)
+//   graph launch floor       the time per launch of an empty one-block kernel in graph batches, as the small
+//                            reductions are timed: the floor under a one-kernel reduction, and under each of CUB's
+//                            two
 // and the link (256 MiB copies to the device from pinned and from pageable memory, and back to pinned); on the
 // host, the same
 // elementwise kernel single-threaded and with OpenMP.
@@ -23,6 +26,7 @@ struct Ceilings {
   double device_read_bandwidth_gbs = 0;  // read-only
   double fp64_fma_tflops = 0;
   double int8_gemm_tops = 0;
+  double graph_launch_us = 0;
   double h2d_pinned_gbs = 0;
   double h2d_pageable_gbs = 0;
   double d2h_pinned_gbs = 0;
@@ -43,6 +47,7 @@ inline constexpr CeilingField kCeilingFields[] = {
     {"device_bandwidth_gbs", "elementwise read+write", "GB/s", &Ceilings::device_bandwidth_gbs},
     {"fp64_fma_tflops", "FP64 FMA", "TFLOP/s", &Ceilings::fp64_fma_tflops},
     {"int8_gemm_tops", "INT8 GEMM (cuBLAS, 8192^3)", "TOPS", &Ceilings::int8_gemm_tops},
+    {"graph_launch_us", "empty kernel per launch (graph batches)", "us", &Ceilings::graph_launch_us},
     {"h2d_pinned_gbs", "H2D pinned", "GB/s", &Ceilings::h2d_pinned_gbs},
     {"h2d_pageable_gbs", "H2D pageable", "GB/s", &Ceilings::h2d_pageable_gbs},
     {"d2h_pinned_gbs", "D2H pinned", "GB/s", &Ceilings::d2h_pinned_gbs},

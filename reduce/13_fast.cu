@@ -1,29 +1,52 @@
 // fast and fast_compensated: step 13, one launch, 16-byte loads, deterministic; the suite's answer to CUB.
 //
-// CUB's DeviceReduce runs two kernels (per-block partials, then one block over them). At 2^20 elements the
-// data is read in about 2 us, so the second launch and the gap before it are a large share of the time.
-// Here the blocks that finish write their partial, fence, and count themselves on a device counter; the block
-// that counts last sums all partials in a fixed order and writes the result, then resets the counter to zero
-// for the next launch (no memset per launch). Since every thread's share of the input, every block's tree
-// and the final order are fixed for a given device and n, float and double results are bitwise identical run
-// to run.
+// CUB's DeviceReduce runs two kernels (per-block partials, then one block over them) where the input is more
+// than one tile. This runs one, in one of three shapes by size, and on Hopper (sm_90) lets its launch overlap the
+// kernel before it:
+// - One block (up to 4096 16-byte vectors: 64 KiB): 256 or 1024 threads, no combine across blocks at all.
+// - One cluster (sm_90, up to 256 KiB): a grid of up to 16 blocks of 1024 threads, one per SM, that is one
+//   thread-block cluster; each block writes its partial into block 0's shared memory (distributed shared
+//   memory) and one cluster barrier hands them over: no global atomic, no fence, no read of partials from L2.
+// - The resident grid (above, and everywhere before sm_90): the blocks that finish write their partial and count
+//   themselves on a device counter with one acquire-release atomic (the release publishes the partial, the
+//   acquire lets the last block read everyone's); the block that counts last sums all partials in a fixed order,
+//   writes the result and resets the counter to zero for the next launch (no memset per launch).
+// - Programmatic dependent launch (sm_90): the kernel waits (griddepcontrol.wait) for the kernel before it in
+//   the stream to finish before it reads anything, and lets the next one launch at once; the launch's own
+//   latency then overlaps the kernel before it.
+// Since every thread's share of the input, every block's tree and the final order are fixed for a given
+// device, path and n, float and double results are bitwise identical run to run.
 // Bandwidth: each thread keeps kUnroll 16-byte loads in flight (int4, longlong2, float4, double2), coalesced
-// across the warp, over a grid-stride loop on a resident grid (occupancy calculator x SM count). A scalar
-// head up to the first 16-byte boundary and a scalar tail make any element-aligned pointer and any n work.
+// across the warp, over a grid-stride loop. A scalar head up to the first 16-byte boundary and a scalar tail make
+// any element-aligned pointer and any n work.
 // fast_compensated keeps a Neumaier (compensated) sum per thread and merges the (sum, compensation) pairs,
 // for ill-conditioned floating-point inputs; integer sums are exact and take the plain path.
 // Limits: one counter per context, so two launches of this variant must not run concurrently on different
 // streams of one context. Measurements: docs/reduce-notes.md.
 // Run: build/bench/kbench run --suite reduce --variants 'fast.*' --sizes 2^16,2^20,2^24,2^28 --types int32,double
+#include "common/per_device.hpp"
 #include "reduce/kernels.cuh"
 
+#include <cuda/atomic>
+
+#include <algorithm>
 #include <cstdint>
+
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#include <cooperative_groups.h>
+#define KS_FAST_SM90 1
+#endif
 
 namespace ks::reduce {
 namespace {
 
-constexpr int kBlock = 256;
+constexpr int kBlock = 256;          // the grid path's block
+constexpr int kClusterBlock = 1024;  // the cluster path's block: one per SM, as many loads in flight as fit
+constexpr int kMaxCluster = 16;      // the largest cluster sm_90 allows (8 is the portable size)
 constexpr int kUnroll = 4;
+// The rule: the cluster path up to this many bytes of input (where its 16 SMs read the input sooner than the
+// grid path's tail costs: measured, docs/reduce-notes.md), the grid path above.
+constexpr std::size_t kClusterMaxBytes = std::size_t(256) << 10;
 
 template <class T> struct Vec16;
 template <> struct Vec16<std::int32_t> { using type = int4; };
@@ -75,50 +98,64 @@ struct CompensatedSum {
   }
 };
 
-// Merges over the block; the result is valid in thread 0. Fixed shape: deterministic.
-template <class Sum>
+// Merges over a block of Block threads; the result is valid in thread 0. Fixed shape: deterministic.
+template <int Block, class Sum>
 __device__ __forceinline__ Sum block_merge(Sum v) {
-  __shared__ Sum warp_sums[kBlock / 32];
+  __shared__ Sum warp_sums[Block / 32];
   const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
 #pragma unroll
   for (int offset = 16; offset > 0; offset >>= 1) v.merge(v.shfl_down(offset));
   if (lane == 0) warp_sums[warp] = v;
   __syncthreads();
   if (warp == 0) {
-    v = lane < kBlock / 32 ? warp_sums[lane] : Sum::zero();
+    v = lane < Block / 32 ? warp_sums[lane] : Sum::zero();
 #pragma unroll
     for (int offset = 16; offset > 0; offset >>= 1) v.merge(v.shfl_down(offset));
   }
   return v;
 }
 
+// Programmatic dependent launch (sm_90; nothing elsewhere): wait until the kernel before this one in the stream
+// has finished and its writes are visible, then let the kernel after this one launch.
+__device__ __forceinline__ void follow_predecessor() {
+#ifdef KS_FAST_SM90
+  asm volatile("griddepcontrol.wait;\n" ::: "memory");
+  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
+#endif
+}
+
+// This thread's share of the input: thread tid of `threads`, a grid-stride loop over 16-byte vectors with the
+// scalar head and tail.
 template <class T, Op op, class Sum>
-__global__ void __launch_bounds__(kBlock) fast_kernel(const T* __restrict__ in, std::size_t n, Acc<T>* out,
-                                                     Sum* partials, unsigned* counter) {
+__device__ __forceinline__ Sum thread_share(const T* __restrict__ in, std::size_t n, std::size_t tid,
+                                            std::size_t threads) {
   using V = typename Vec16<T>::type;
   constexpr int W = kWidth<T>;
   const std::size_t misaligned = (reinterpret_cast<std::uintptr_t>(in) % 16) / sizeof(T);
   const std::size_t head = misaligned ? min(n, static_cast<std::size_t>(W) - misaligned) : 0;
   const std::size_t nvec = (n - head) / W;
   const std::size_t tail = head + nvec * W;
-  const std::size_t tid = static_cast<std::size_t>(blockIdx.x) * kBlock + threadIdx.x;
-  const std::size_t stride = static_cast<std::size_t>(gridDim.x) * kBlock;
 
-  Sum acc = Sum::zero();
-  if (tid < head) acc.add(transform<op>(in[tid]));
+  // One running sum per unrolled load: with a single chain of dependent adds, ptxas issued each 16-byte
+  // load just before its adds (the same registers for all four), so every load waited out the memory latency
+  // alone; four independent chains keep the four loads in flight together. Merged at the end in a fixed order.
+  Sum acc[kUnroll];
+#pragma unroll
+  for (int u = 0; u < kUnroll; ++u) acc[u] = Sum::zero();
+  if (tid < head) acc[0].add(transform<op>(in[tid]));
   const V* vin = reinterpret_cast<const V*>(in + head);
-  auto add_vec = [&](const V& v) {
+  auto add_vec = [&](Sum& a, const V& v) {
     const T* e = reinterpret_cast<const T*>(&v);
 #pragma unroll
-    for (int k = 0; k < W; ++k) acc.add(transform<op>(e[k]));
+    for (int k = 0; k < W; ++k) a.add(transform<op>(e[k]));
   };
   std::size_t i = tid;
-  for (; i + (kUnroll - 1) * stride < nvec; i += kUnroll * stride) {
+  for (; i + (kUnroll - 1) * threads < nvec; i += kUnroll * threads) {
     V v[kUnroll];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) v[u] = vin[i + u * stride];  // all loads issued before any add
+    for (int u = 0; u < kUnroll; ++u) v[u] = vin[i + u * threads];
 #pragma unroll
-    for (int u = 0; u < kUnroll; ++u) add_vec(v[u]);
+    for (int u = 0; u < kUnroll; ++u) add_vec(acc[u], v[u]);
   }
   // At most kUnroll - 1 vectors are left for this thread: one guarded step keeps their loads in flight
   // together (a plain remainder loop would wait for each load in turn).
@@ -126,54 +163,191 @@ __global__ void __launch_bounds__(kBlock) fast_kernel(const T* __restrict__ in, 
     V v[kUnroll];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u)
-      if (i + u * stride < nvec) v[u] = vin[i + u * stride];
+      if (i + u * threads < nvec) v[u] = vin[i + u * threads];
 #pragma unroll
     for (int u = 0; u < kUnroll; ++u)
-      if (i + u * stride < nvec) add_vec(v[u]);
+      if (i + u * threads < nvec) add_vec(acc[u], v[u]);
   }
-  if (tid < n - tail) acc.add(transform<op>(in[tail + tid]));
+  if (tid < n - tail) acc[0].add(transform<op>(in[tail + tid]));
+#pragma unroll
+  for (int u = 1; u < kUnroll; ++u) acc[0].merge(acc[u]);
+  return acc[0];
+}
 
-  acc = block_merge(acc);
+template <class T, Op op, class Sum>
+__global__ void __launch_bounds__(kBlock, 4) fast_grid_kernel(const T* __restrict__ in, std::size_t n, Acc<T>* out,
+                                                          Sum* partials, unsigned* counter) {
+  follow_predecessor();
+  Sum acc = thread_share<T, op, Sum>(in, n, static_cast<std::size_t>(blockIdx.x) * kBlock + threadIdx.x,
+                                     static_cast<std::size_t>(gridDim.x) * kBlock);
+  acc = block_merge<kBlock>(acc);
   __shared__ bool last_block;
   if (threadIdx.x == 0) {
     partials[blockIdx.x] = acc;
-    __threadfence();  // the partial is visible device-wide before this block is counted
-    last_block = atomicAdd(counter, 1u) == gridDim.x - 1;
+    // Release: the partial above is visible to whoever acquires the count after it; acquire: the block that
+    // counts last sees every partial released before its count.
+    cuda::atomic_ref<unsigned, cuda::thread_scope_device> count(*counter);
+    last_block = count.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;
   }
-  __syncthreads();
+  __syncthreads();  // orders thread 0's acquire before the other threads' reads below
   if (!last_block) return;
-  // Every other block's partial is visible: each fenced before counting itself.
   Sum v = Sum::zero();
   for (unsigned b = threadIdx.x; b < gridDim.x; b += kBlock) v.merge(Sum::load_coherent(partials + b));
-  v = block_merge(v);
+  v = block_merge<kBlock>(v);
   if (threadIdx.x == 0) {
     *out = v.value();
     *counter = 0;  // self-resetting for the next launch
   }
 }
 
-template <class T, Op op, class Sum>
-void run_fast(const T* in, std::size_t n, Acc<T>* out, ExecContext& ctx) {
-  const auto kernel = fast_kernel<T, op, Sum>;
-  const std::size_t per_block = static_cast<std::size_t>(kBlock) * kUnroll * kWidth<T>;
-  const int grid = static_cast<int>(
-      std::max<std::size_t>(1, std::min<std::size_t>(device_resident_blocks(kernel, kBlock), (n + per_block - 1) / per_block)));
-  Sum* partials = scratch_as<Sum>(ctx, static_cast<std::size_t>(grid));
-  kernel<<<grid, kBlock, 0, ctx.stream()>>>(in, n, out, partials, ctx.zeroed_counters(1));
-  CUDA_CHECK_LAUNCH();
+// One block, or (sm_90; the host launches it so nowhere else) a grid that is one cluster of Block-thread blocks.
+template <class T, Op op, class Sum, int Block>
+__global__ void __launch_bounds__(Block, 1) fast_block_kernel(const T* __restrict__ in, std::size_t n, Acc<T>* out) {
+  follow_predecessor();
+  Sum acc = thread_share<T, op, Sum>(in, n, static_cast<std::size_t>(blockIdx.x) * Block + threadIdx.x,
+                                     static_cast<std::size_t>(gridDim.x) * Block);
+  acc = block_merge<Block>(acc);
+  if (gridDim.x == 1) {
+    if (threadIdx.x == 0) *out = acc.value();
+    return;
+  }
+#ifdef KS_FAST_SM90
+  __shared__ Sum block_partials[kMaxCluster];  // block 0's copy receives every block's partial
+  namespace cg = cooperative_groups;
+  cg::cluster_group cluster = cg::this_cluster();
+  if (threadIdx.x == 0) *cluster.map_shared_rank(&block_partials[blockIdx.x], 0) = acc;
+  cluster.sync();  // release by every block, acquire by every block: block 0 sees all partials
+  if (blockIdx.x != 0 || threadIdx.x != 0) return;
+  Sum v = block_partials[0];
+  for (unsigned b = 1; b < gridDim.x; ++b) v.merge(block_partials[b]);
+  *out = v.value();
+#endif
 }
 
-ReduceLaunch fast_launch(bool compensated) {
-  return [compensated](const ReduceCall& c, ExecContext& ctx) {
+// What this device and build allow: programmatic dependent launch and the cluster path need sm_90 code on a
+// device of compute capability 9.0 or above; the largest cluster of kClusterBlock threads that fits.
+struct Sm90 {
+  bool pdl = false;
+  int max_cluster = 0;  // 0: no cluster path
+  // Dynamic shared memory the cluster path asks for (and does not use): more than half an SM's, so that no two
+  // of its blocks share an SM (at 32 registers a thread two would fit, and the cluster would read through half
+  // as many SMs).
+  std::size_t one_per_sm_smem = 0;
+};
+
+template <class Kernel>
+Sm90 read_sm90(int device, Kernel cluster_kernel) {
+  Sm90 s;
+  int major = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  cudaFuncAttributes attr{};
+  CUDA_CHECK(cudaFuncGetAttributes(&attr, cluster_kernel));
+  if (major < 9 || attr.ptxVersion < 90) return s;
+  s.pdl = true;
+  int per_sm = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
+  s.one_per_sm_smem = static_cast<std::size_t>(per_sm) / 2 + 1;
+  CUDA_CHECK(cudaFuncSetAttribute(cluster_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                  static_cast<int>(s.one_per_sm_smem)));
+  CUDA_CHECK(cudaFuncSetAttribute(cluster_kernel, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(kMaxCluster);
+  cfg.blockDim = dim3(kClusterBlock);
+  cfg.dynamicSmemBytes = s.one_per_sm_smem;
+  cudaLaunchAttribute a{};
+  a.id = cudaLaunchAttributeClusterDimension;
+  a.val.clusterDim.x = kMaxCluster;
+  a.val.clusterDim.y = a.val.clusterDim.z = 1;
+  cfg.attrs = &a;
+  cfg.numAttrs = 1;
+  int size = 0;
+  CUDA_CHECK(cudaOccupancyMaxPotentialClusterSize(&size, cluster_kernel, &cfg));
+  s.max_cluster = std::min(size, kMaxCluster);
+  return s;
+}
+
+// Launches kernel on grid x block threads (smem bytes of dynamic shared memory), as one cluster of `cluster`
+// blocks where cluster > 1, with programmatic dependent launch where pdl.
+template <class Kernel, class... Args>
+void launch(Kernel kernel, unsigned grid, int block, std::size_t smem, unsigned cluster, bool pdl,
+            cudaStream_t stream, Args... args) {
+  cudaLaunchConfig_t cfg{};
+  cfg.gridDim = dim3(grid);
+  cfg.blockDim = dim3(static_cast<unsigned>(block));
+  cfg.dynamicSmemBytes = smem;
+  cfg.stream = stream;
+  cudaLaunchAttribute attrs[2]{};
+  unsigned count = 0;
+  if (cluster > 1) {
+    attrs[count].id = cudaLaunchAttributeClusterDimension;
+    attrs[count].val.clusterDim.x = cluster;
+    attrs[count].val.clusterDim.y = attrs[count].val.clusterDim.z = 1;
+    ++count;
+  }
+  if (pdl) {
+    attrs[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attrs[count].val.programmaticStreamSerializationAllowed = 1;
+    ++count;
+  }
+  cfg.attrs = attrs;
+  cfg.numAttrs = count;
+  CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, args...));
+}
+
+// Which path: the rule (one block, one cluster up to kClusterMaxBytes where sm_90 allows it, the grid above), or
+// one forced (tuning variants).
+enum class Path { Rule, Grid, Cluster };
+struct Config {
+  Path path = Path::Rule;
+  bool pdl = true;  // where sm_90 allows it
+};
+
+template <class T, Op op, class Sum>
+void run_fast(const T* in, std::size_t n, Acc<T>* out, Config config, ExecContext& ctx) {
+  const auto grid_kernel = fast_grid_kernel<T, op, Sum>;
+  const auto cluster_kernel = fast_block_kernel<T, op, Sum, kClusterBlock>;
+  const auto small_kernel = fast_block_kernel<T, op, Sum, kBlock>;
+  static PerDevice<Sm90> sm90([cluster_kernel](int device) { return read_sm90(device, cluster_kernel); });
+  static PerDevice<int> resident([grid_kernel](int) { return device_resident_blocks(grid_kernel, kBlock); });
+  const Sm90 s = sm90.get();
+  const bool pdl = config.pdl && s.pdl;
+  const std::size_t nvec = n / kWidth<T>;
+  if (config.path == Path::Rule && nvec <= static_cast<std::size_t>(kClusterBlock) * kUnroll) {
+    // One block where kUnroll vectors a thread cover the input: no combine across blocks at all; 256 threads
+    // where they suffice (fewer warps to start and merge), else 1024.
+    if (nvec <= static_cast<std::size_t>(kBlock) * kUnroll)
+      launch(small_kernel, 1, kBlock, 0, 1, pdl, ctx.stream(), in, n, out);
+    else
+      launch(cluster_kernel, 1, kClusterBlock, 0, 1, pdl, ctx.stream(), in, n, out);
+    return;
+  }
+  if (s.max_cluster > 0 && (config.path == Path::Cluster ||
+                            (config.path == Path::Rule && n * sizeof(T) <= kClusterMaxBytes))) {
+    // One cluster with as many blocks (SMs) as give every thread at least one vector, up to the largest cluster.
+    const auto blocks = static_cast<unsigned>(std::clamp<std::size_t>((nvec + kClusterBlock - 1) / kClusterBlock, 1,
+                                                                      static_cast<std::size_t>(s.max_cluster)));
+    launch(cluster_kernel, blocks, kClusterBlock, s.one_per_sm_smem, blocks, pdl, ctx.stream(), in, n, out);
+    return;
+  }
+  const std::size_t per_block = static_cast<std::size_t>(kBlock) * kUnroll * kWidth<T>;
+  const int grid = static_cast<int>(
+      std::max<std::size_t>(1, std::min<std::size_t>(resident.get(), (n + per_block - 1) / per_block)));
+  Sum* partials = scratch_as<Sum>(ctx, static_cast<std::size_t>(grid));
+  launch(grid_kernel, static_cast<unsigned>(grid), kBlock, 0, 1, pdl, ctx.stream(), in, n, out, partials,
+         ctx.zeroed_counters(1));
+}
+
+ReduceLaunch fast_launch(bool compensated, Config config = {}) {
+  return [compensated, config](const ReduceCall& c, ExecContext& ctx) {
     dispatch(c.dtype, c.op, [&](auto zero, auto op_tag) {
       using T = decltype(zero);
       constexpr Op op = decltype(op_tag)::value;
       const T* in = static_cast<const T*>(c.in);
       auto* out = static_cast<Acc<T>*>(c.out);
       if constexpr (std::is_floating_point_v<T>) {
-        if (compensated) return run_fast<T, op, CompensatedSum<T>>(in, c.n, out, ctx);
+        if (compensated) return run_fast<T, op, CompensatedSum<T>>(in, c.n, out, config, ctx);
       }
-      run_fast<T, op, PlainSum<Acc<T>>>(in, c.n, out, ctx);
+      run_fast<T, op, PlainSum<Acc<T>>>(in, c.n, out, config, ctx);
     });
   };
 }
@@ -181,11 +355,25 @@ ReduceLaunch fast_launch(bool compensated) {
 }  // namespace
 
 KS_REDUCE_VARIANT({.info = {.name = "fast",
-                            .summary = "one launch: 16-byte loads, resident grid, last-block combine in fixed order "
-                                       "(deterministic)"},
+                            .summary = "one launch, 16-byte loads: one block, one cluster combining in distributed shared "
+                                       "memory (sm_90) or a resident grid with a last-block combine, by size; fixed "
+                                       "order (deterministic); programmatic dependent launch (sm_90)"},
                    .launch = fast_launch(false)});
 KS_REDUCE_VARIANT({.info = {.name = "fast_compensated",
                             .summary = "fast with Neumaier compensated sums per thread and in the combine (float, double)"},
                    .launch = fast_launch(true)});
+// Tuning variants: the rule's two paths forced at every n, and the rule without programmatic dependent launch.
+KS_REDUCE_VARIANT({.info = {.name = "fast_grid",
+                            .summary = "fast, always the resident grid with the last-block combine",
+                            .tuning = true},
+                   .launch = fast_launch(false, {Path::Grid, true})});
+KS_REDUCE_VARIANT({.info = {.name = "fast_cluster",
+                            .summary = "fast, always one cluster of up to 16 blocks (sm_90; the grid path elsewhere)",
+                            .tuning = true},
+                   .launch = fast_launch(false, {Path::Cluster, true})});
+KS_REDUCE_VARIANT({.info = {.name = "fast_no_pdl",
+                            .summary = "fast without programmatic dependent launch",
+                            .tuning = true},
+                   .launch = fast_launch(false, {Path::Rule, false})});
 
 }  // namespace ks::reduce
