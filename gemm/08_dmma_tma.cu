@@ -37,10 +37,11 @@
 // read as B is (row m = g, element r), op(B) = B^T as A is (row r, element n = g).
 //
 // Work schedule (gemm/stream_k.hpp): whole tiles in waves, then the last full wave and the remainder shared
-// by all blocks in equal runs of k-tiles (stream-K); a block that ends inside a tile writes its accumulators
-// to scratch (one slot per block, stored in fragment order so each store is one coalesced 256-byte row) and
-// raises a flag per warp of the tile (with two k-groups, after their exchange, the first group's); the tile's
-// owner waits for the flags, adds the partials and stores C.
+// by all blocks in equal runs of k-tiles (stream-K), or, where C has fewer tiles than SMs, each tile's K split
+// up to 64 ways (split-K, the shares summed in a Fenwick tree); a block that ends inside a tile writes its
+// accumulators to scratch (one slot per block, stored in fragment order so each store is one coalesced
+// 256-byte row) and raises a flag per warp of the tile (with two k-groups, after their exchange, the first
+// group's); the blocks above it that take its partial wait for the flags, add, and store C or pass the sum on.
 //
 // Any shape: the TMA zero-fills what lies outside A and B (edge tiles, the K tail), and the stores to C are
 // guarded (tiles inside C take an unguarded store). The TMA needs lda and ldb even (16-byte strides) and A, B 16-byte aligned; other operands, devices
@@ -438,13 +439,14 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
           add_groups<T, G>(acc, red, tw * 32 + lane);
           if (G != 0) continue;
         }
-        if (w.piece == stream_k::Piece::Partial) {  // this block's share ends inside the tile: hand it on
+        // Lower tickets hold the tile's first k-tiles: add their partials (split-K: this share's sources in the
+        // Fenwick tree), then hand the sum on where this block's share ends inside the tile.
+        if (w.piece != stream_k::Piece::Whole)
+          plan.for_each_source(v, share, w.sk_tile, [&](int o) { add_partial<T>(acc, partials, sync, o, tw, lane); });
+        if (w.piece == stream_k::Piece::Partial) {
           write_partial<T>(acc, partials, sync, v, tw, lane);
           continue;
         }
-        if (w.piece == stream_k::Piece::Owner)  // lower tickets hold the tile's first k-tiles
-          for (int o = v - 1, n = plan.partials_of(share, w.sk_tile); n > 0; --o, --n)
-            add_partial<T>(acc, partials, sync, o, tw, lane);
         store_tile<T>(a, acc, tm * T::BM + wm * 64 + g, tn * T::BN + wn * 32 + 2 * t,
                       (tm + 1) * T::BM <= a.M && (tn + 1) * T::BN <= a.N);
       }

@@ -54,6 +54,18 @@ double score(int M, int N, int shape, const Target& t, bool wide_loads) {
   return speed * static_cast<double>(M) * N / (static_cast<double>(waves * slots) * s.bm * s.bn);
 }
 
+double split_score(int M, int N, const Config& c, const Target& t, bool wide_loads) {
+  const Shape& s = kShapes[c.shape];
+  const double speed = wide_loads ? s.speed_wide : s.speed_narrow;
+  const int blocks = t.blocks_per_sm[c.shape];
+  if (speed <= 0 || blocks <= 0) return 0;
+  const long long slots = static_cast<long long>(blocks) * t.sm_count;
+  const long long launched = tiles(M, N, s.bm, s.bn) * std::max(1, c.splits);
+  const long long waves = (launched + slots - 1) / slots;
+  const double padding = static_cast<double>(M) * N / (static_cast<double>(tiles(M, N, s.bm, s.bn)) * s.bm * s.bn);
+  return speed * padding * static_cast<double>(launched) / static_cast<double>(waves * slots);
+}
+
 Config choose(int M, int N, int K, const Target& t, bool wide_loads) {
   Config c;
   c.instr = t.code_arch >= 90 ? Instr::K16 : Instr::K4;
@@ -74,11 +86,27 @@ Config choose(int M, int N, int K, const Target& t, bool wide_loads) {
   return c;
 }
 
+namespace {
+stream_k::Plan tma_plan(int M, int N, int K, const Target& t, int tile) {
+  const TmaTile& s = kTmaTiles[tile];
+  return stream_k::plan(tiles(M, N, s.bm, s.bn), std::max(1, (K + s.bk - 1) / s.bk), t.sm_count);
+}
+
+// The share of split-K's predicted time that the Fenwick tree's combine takes (0 without split-K).
+double tma_combine_share(int M, int N, int K, const Target& t, int tile) {
+  const stream_k::Plan p = tma_plan(M, N, K, t, tile);
+  if (p.splits() == 0) return 0;
+  const double longest = stream_k::predicted_k_tiles(p, stream_k::kPartialCost);
+  const double share = static_cast<double>((p.sk_iters() + p.sk_blocks - 1) / p.sk_blocks);
+  return longest > 0 ? (longest - share) / longest : 0;
+}
+}  // namespace
+
 double tma_score(int M, int N, int K, const Target& t, bool tma_ready, bool tma_operands, int tile) {
   if (!tma_ready || !tma_operands || t.sm_count <= 0) return 0;
   const TmaTile& s = kTmaTiles[tile];
   const int k_tiles = std::max(1, (K + s.bk - 1) / s.bk);
-  const stream_k::Plan p = stream_k::plan(tiles(M, N, s.bm, s.bn), k_tiles, t.sm_count);
+  const stream_k::Plan p = tma_plan(M, N, K, t, tile);
   const double longest = stream_k::predicted_k_tiles(p, stream_k::kPartialCost);
   if (longest <= 0) return 0;  // empty C
   const double useful = static_cast<double>(M) * N / (s.bm * s.bn) * k_tiles;
@@ -97,9 +125,11 @@ int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileC
     }
   }
   const Config c = choose(M, N, K, t, tma_operands);
-  const double other = score(M, N, c.shape, t, tma_operands);
-  // C too small for dmma's tiles is too small for the TMA kernels' tiles too.
-  const int pick = c.splits == 1 && tma > other ? best : -1;
+  const double other = c.splits > 1 ? split_score(M, N, c, t, tma_operands) : score(M, N, c.shape, t, tma_operands);
+  // Where both split K, the TMA kernel's split only where its combine is at most kMaxCombineShare of its predicted
+  // time (gemm/dmma_shapes.hpp).
+  const bool combine_too_long = c.splits > 1 && best >= 0 && tma_combine_share(M, N, K, t, best) > kMaxCombineShare;
+  const int pick = tma > other && !combine_too_long ? best : -1;
   if (why) {
     char buf[200];
     const bool any_ready = std::any_of(std::begin(ready), std::end(ready), [](bool r) { return r; });
@@ -111,8 +141,14 @@ int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileC
       std::snprintf(buf, sizeof buf, "tma %s (score %.3f against dmma %s's %.3f)", kTmaTiles[pick].name, tma,
                     to_string(c).c_str(), other);
       *why = buf;
-    } else if (c.splits > 1) {
-      *why = "dmma " + to_string(c) + ": C too small to fill the GPU with the TMA kernels' tiles";
+    } else if (c.splits > 1 && tma <= other) {
+      std::snprintf(buf, sizeof buf, "dmma %s (split-K score %.3f; the TMA kernels' best %.3f: K too shallow to split "
+                    "them as far)", to_string(c).c_str(), other, tma);
+      *why = buf;
+    } else if (combine_too_long) {
+      std::snprintf(buf, sizeof buf, "dmma %s (the TMA kernels' best %.3f splits K too finely: its combine would be "
+                    "%.0f%% of the time)", to_string(c).c_str(), tma, 100 * tma_combine_share(M, N, K, t, best));
+      *why = buf;
     } else {
       std::snprintf(buf, sizeof buf, "dmma %s (score %.3f; the TMA kernels' best %.3f)", to_string(c).c_str(), other, tma);
       *why = buf;

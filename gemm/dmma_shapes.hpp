@@ -97,6 +97,11 @@ Config choose(int M, int N, int K, const Target& t, bool wide_loads = true);
 // The score above (0 for a shape the rule does not pick or that does not fit).
 double score(int M, int N, int shape, const Target& t, bool wide_loads);
 
+// The same for a split-K configuration (c.splits blocks per tile of c.shape): speed x the share of the launched
+// slots its blocks fill (ceil(blocks / slots) waves) x the share of the tiles' area inside C. The second kernel that
+// sums the splits is not priced.
+double split_score(int M, int N, const Config& c, const Target& t, bool wide_loads);
+
 // Split count for split-K with bm x bn tiles, blocks_per_sm of them resident per SM: as many splits as fill
 // every resident slot in one wave (floor(sm_count x blocks_per_sm / tiles)), at least one block per SM
 // (ceil(sm_count / tiles)), capped so every split keeps at least kMinSplitDepth of K, and at most kMaxSplits.
@@ -129,6 +134,9 @@ Target current_target();
 //     one per SM, against 64 tiles split two ways with a partial each.
 //   128 x 128 x 16 (6 stages) and 128 x 64 x 16 (two blocks per SM): slower than the k32 kernels everywhere
 //     measured; kept as tuning variants.
+//   64 x 128 x 32, two k-groups: the 128 x 64 kernel's transpose (the same bytes per flop, the same warp tile and
+//     shared memory), for C of at most 64 rows (64 x 16384 is 128 of its tiles, one per SM, where 128-row tiles
+//     would be half padding): 1.00 until measured otherwise.
 struct TmaTile {
   int bm, bn, bk;
   int stages;
@@ -146,6 +154,8 @@ inline constexpr TmaTile kTmaTiles[] = {
      "dmma_tma, 128x64x32 tiles, 4 stages, two consumer warpgroups taking alternate k-tiles, one block per SM"},
     {128, 128, 16, 6, 1, 1, 0, "128x128x16", "128x128", "dmma_tma, 128x128x16 tiles, 6 stages"},
     {128, 64, 16, 4, 2, 1, 0, "128x64x16", "128x64", "dmma_tma, 128x64x16 tiles, 4 stages, two blocks per SM"},
+    {64, 128, 32, 4, 1, 2, 1.00, "64x128x32, 2 k-groups", "64x128_k32_2g",
+     "dmma_tma, 64x128x32 tiles, 4 stages, two consumer warpgroups taking alternate k-tiles, one block per SM"},
 };
 inline constexpr int kTmaTileCount = static_cast<int>(std::size(kTmaTiles));
 
@@ -180,8 +190,16 @@ inline constexpr const char* kTmaOperandsRefused =
 // A and B 16-byte aligned).
 double tma_score(int M, int N, int K, const Target& t, bool tma_ready, bool tma_operands, int tile = 0);
 
+// Where C is too small for a tile per SM, both dmma and the TMA kernels split K: dmma in a second kernel, the TMA
+// kernels in a Fenwick tree inside the kernel (gemm/stream_k.hpp), whose chain of partial reads costs about 4.5 us
+// a level on an H100 whatever the depth of the shares. Measured (docs/gemm-notes.md): at 256 x 256 x 16384 (16
+// ways, 32 k-tiles a share, the combine a third of the predicted time) dmma's split-K ran 6% faster; at
+// 256 x 256 x 65536 (a ninth) the TMA kernel 16% faster. The rule keeps the TMA kernel's split-K to where its
+// combine is at most this share of its predicted time.
+inline constexpr double kMaxCombineShare = 0.25;
+
 // dmma_tma's rule: the TMA tile with the best score where it beats every dmma configuration's (choose() with wide
-// loads); -1 for dmma's choice. `ready[i]`: whether tile i's kernel loads on this device. `why` (when not null)
+// loads) and, where both split K, its combine is short enough (kMaxCombineShare); -1 for dmma's choice. `ready[i]`: whether tile i's kernel loads on this device. `why` (when not null)
 // gets the reason in words, for the row's note.
 int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileCount], bool tma_operands,
              std::string* why = nullptr);

@@ -8,9 +8,18 @@
 // block an equal share of the k-iterations of the tiles instead; the blocks that share a tile sum their
 // partial accumulators. As in its "data-parallel + two-tile stream-K" hybrid, only the last full wave and the
 // remainder are shared (each block's share is then at least one tile deep, so a tile has at most two
-// pieces); the waves before run whole tiles. Where C has fewer tiles than blocks, each tile's K is split
-// into `splits` equal shares, a split-K inside the same kernel. Either only where the predicted time, each
-// partial priced at kPartialCost k-tiles, beats whole tiles (plan() below).
+// pieces); the waves before run whole tiles. Either only where the predicted time, each partial priced at
+// kPartialCost k-tiles, beats whole tiles (plan() below).
+//
+// Split-K. Where C has fewer tiles than blocks (a small C over a deep K: 256 x 256 x 65536 is 8 tiles of
+// 128 x 64), each tile's K is split into S equal shares, one block each, S up to kMaxSplits: tile t's shares are
+// blocks t S .. t S + S - 1, so a block touches one tile. Summing S partials in the last block would cost it S - 1
+// reads of a whole tile from L2 one after another (15 x 64 KiB at 16 ways, about 9 us of one SM's L2 bandwidth
+// against a 150 us product); instead the shares combine in a Fenwick tree over i = 1 .. S (the share's index
+// + 1): share i adds the partials of shares i - 1, i - 2, i - 4, ... i - lowbit(i) / 2, each already the sum of
+// its own range, so that it holds shares (i - lowbit(i), i]; the last share (the tile's owner) then adds the
+// roots S - lowbit(S), ... of the prefix before its range and stores C. The longest chain of reads is about
+// 2 log2(S), every read is of a lower ticket, and the order is fixed (deterministic).
 //
 // The walk of block v (its ticket: blocks take tickets in the order they start, so a block only ever waits
 // for blocks that started before it and are resident or done):
@@ -18,10 +27,9 @@
 //   2. its share [begin(v), begin(v + 1)) of the stream-K iterations (tile-major, k minor, over the tiles from
 //      dp_tiles on), as one piece per tile it touches, from its last tile back to its first. The piece that
 //      ends at a tile's last k-tile is the tile's owner; a piece that ends before is a partial: its block writes
-//      the accumulators to its slot of scratch and raises a flag. Only a block's last tile can hold such a
-//      piece, and it is walked first, so partials are written early; the owner (the block with the next
-//      higher ticket, or several) waits for each lower block's flag, adds that partial in ticket order
-//      (deterministic), and stores C.
+//      the accumulators (with split-K, after adding its sources') to its slot of scratch and raises a flag.
+//      Only a block's last tile can hold such a piece, and it is walked first, so partials are written early;
+//      the owner waits for each source's flag, adds the partials in a fixed order, and stores C.
 #pragma once
 
 #ifdef __CUDACC__
@@ -29,6 +37,8 @@
 #else
 #define KS_SK_HD
 #endif
+
+#include <algorithm>
 
 namespace ks::gemm::stream_k {
 
@@ -43,8 +53,11 @@ struct Unit {
 
 // Fewest k-tiles in one block's share: below it the partial's write and read cost more than the idle SMs.
 inline constexpr int kMinShare = 4;
-// Most shares of one tile's K where C has fewer tiles than blocks (the owner reads splits - 1 partials).
-inline constexpr int kMaxSplits = 4;
+// Most shares of one tile's K where C has fewer tiles than blocks (combined in a Fenwick tree: header).
+inline constexpr int kMaxSplits = 64;
+
+// Fenwick-tree helpers for split-K: the lowest set bit of i (i >= 1).
+KS_SK_HD inline int lowbit(int i) { return i & -i; }
 
 struct Plan {
   long long tiles = 0;     // all tiles of C
@@ -54,10 +67,15 @@ struct Plan {
   int sk_blocks = 0;       // blocks [0, sk_blocks) share the k-tiles of tiles [dp_tiles, tiles); 0: none
 
   KS_SK_HD long long sk_iters() const { return (tiles - dp_tiles) * k_tiles; }
-  // The first stream-K iteration of block v (v in [0, sk_blocks]); shares differ by at most one.
-  KS_SK_HD long long begin(int v) const { return sk_iters() * v / sk_blocks; }
   // Where C has fewer tiles than blocks, the ways each tile's K is split; 0 for whole tiles and shared waves.
-  KS_SK_HD long long splits() const { return sk_blocks > 0 && dp_tiles == 0 && tiles < grid ? sk_blocks / tiles : 0; }
+  KS_SK_HD int splits() const { return sk_blocks > 0 && dp_tiles == 0 && tiles < grid ? static_cast<int>(sk_blocks / tiles) : 0; }
+  // The first stream-K iteration of block v (v in [0, sk_blocks]); shares differ by at most one. With split-K,
+  // aligned to the tiles: block v takes share v % S of tile v / S.
+  KS_SK_HD long long begin(int v) const {
+    const int s = splits();
+    if (s > 0) return static_cast<long long>(v / s) * k_tiles + static_cast<long long>(k_tiles) * (v % s) / s;
+    return sk_iters() * v / sk_blocks;
+  }
 
   // What block v needs to walk its units without a division (the kernel computes it once per block, before
   // the warps part, and keeps it in shared memory).
@@ -66,7 +84,9 @@ struct Plan {
     long long lo, hi;      // stream-K k-tiles [lo, hi)
     long long last_tile;   // the stream-K tile holding k-tile hi - 1 (the first one walked)
     long long units;       // dp + stream-K tiles touched
-    long long before[kMaxSplits - 1];  // begin(v - i) (0 below block 0): where the lower blocks' shares end
+    long long before;      // begin(v) (shared waves: where the block below's share ends)
+    int split;             // split-K: the share's index i in 1 .. S (the Fenwick tree's); 0 without split-K
+    int splits;            // split-K: S; 0 without
   };
   KS_SK_HD Share share(int v) const {
     Share s{};
@@ -79,7 +99,9 @@ struct Plan {
         s.last_tile = (s.hi - 1) / k_tiles;
         s.units += s.last_tile - s.lo / k_tiles + 1;
       }
-      for (int i = 0; i < kMaxSplits - 1; ++i) s.before[i] = v - i >= 0 ? begin(v - i) : 0;
+      s.before = begin(v);
+      s.splits = splits();
+      s.split = s.splits > 0 ? v % s.splits + 1 : 0;
     }
     return s;
   }
@@ -93,14 +115,38 @@ struct Plan {
     const Piece p = ke < k_tiles ? Piece::Partial : kb > 0 ? Piece::Owner : Piece::Whole;
     return {dp_tiles + t, kb, ke, p, t};
   }
-  // How many lower blocks (v - 1, v - 2, ...) hold partials of stream-K tile t, which block v owns: those whose
-  // share ends past the tile's first k-tile. At most kMaxSplits - 1 (split-K) or 1 (the shared waves).
-  KS_SK_HD int partials_of(const Share& s, long long t) const {
-    int n = 0;
-    while (n < kMaxSplits - 1 && s.before[n] > t * k_tiles) ++n;
-    return n;
+  // The lower blocks whose partials block v adds to its piece of stream-K tile t before it writes its own partial
+  // or (the owner) stores C, in the order it adds them: f(o) for each block o. Shared waves: the block below, where
+  // its share ends past the tile's first k-tile (at most one). Split-K: share i's Fenwick children i - 1, i - 2,
+  // i - 4, ... (below lowbit(i)), then, for the owner (i = S), the roots of the prefix before its range.
+  template <class F>
+  KS_SK_HD void for_each_source(int v, const Share& s, long long t, F&& f) const {
+    if (s.split == 0) {
+      if (s.before > t * k_tiles) f(v - 1);
+      return;
+    }
+    const int i = s.split, low = lowbit(i);
+    for (int d = 1; d < low; d <<= 1) f(v - d);
+    if (i == s.splits)
+      for (int j = i - low; j > 0; j -= lowbit(j)) f(v - (i - j));
   }
 };
+
+// The time, in k-tiles, until split-K's owner has added every partial: every share `share` deep (they differ by
+// at most one), each read of a partial `partial_cost`, a share adding a source when both are done. With equal
+// shares, share i (not the owner) is done after log2(lowbit(i)) reads (its children i - d are done after
+// log2(d)); the owner then waits for each prefix root in turn.
+inline double split_combine_k_tiles(double share, int splits, double partial_cost) {
+  auto log2_of = [](int x) {
+    int l = 0;
+    while (x > 1) x >>= 1, ++l;
+    return l;
+  };
+  const int low = lowbit(splits);
+  int reads = log2_of(low);
+  for (int j = splits - low; j > 0; j -= lowbit(j)) reads = std::max(reads, log2_of(lowbit(j))) + 1;
+  return share + partial_cost * reads;
+}
 
 // What sharing a tile costs, in k-tiles 32 deep: the partial's 128 KiB written by one block and read by the
 // owner, beside the shared work. Measured on an H100 (docs/gemm-notes.md): 128 x 128 x 32 tiles lost
@@ -108,15 +154,16 @@ struct Plan {
 inline constexpr double kPartialCost = 4.0;
 
 // The longest block's time in k-tiles: its whole tiles and its share, plus `partial_cost` for each partial its
-// owner reads (one in the shared waves, where each share is at least a tile deep; splits - 1 in split-K).
+// owner reads (one in the shared waves, where each share is at least a tile deep; split-K: the Fenwick tree's
+// longest chain, split_combine_k_tiles).
 inline double predicted_k_tiles(const Plan& p, double partial_cost) {
   if (p.grid == 0) return 0;
   const long long rounds = (p.dp_tiles + p.grid - 1) / p.grid;  // whole tiles of the busiest block
   double t = static_cast<double>(rounds) * p.k_tiles;
   if (p.sk_blocks > 0) {
     const long long share = (p.sk_iters() + p.sk_blocks - 1) / p.sk_blocks;
-    const long long partials = p.splits() > 0 ? p.splits() - 1 : 1;
-    t += static_cast<double>(share) + partial_cost * static_cast<double>(partials);
+    t += p.splits() > 0 ? split_combine_k_tiles(static_cast<double>(share), p.splits(), partial_cost)
+                        : static_cast<double>(share) + partial_cost;
   }
   return t;
 }

@@ -183,9 +183,33 @@ TEST(DmmaTmaRule, TmaWhereItScoresAboveDmmaAndCanRun) {
   EXPECT_EQ(why.rfind("tma 128x64x32, 2 k-groups", 0), 0u) << why;
   // Where the two-group kernel does not load, the 128 x 128 one still beats dmma there.
   EXPECT_EQ(dmma::tma_pick(1024, 1024, 1024, t, first, true, &why), 0) << why;
-  // Small C with deep K: dmma splits K 16 ways over 64x64 tiles; the TMA kernels split a tile at most 4 ways.
+  // Small C: dmma splits K over 64 x 64 tiles in a second kernel (256 x 256: 16 tiles x 16 splits, 256 blocks in
+  // 396 slots: 0.92 x 256 / 396); the TMA kernels split a tile's K up to 64 ways in the same kernel, paying for
+  // each read of the Fenwick tree's chain. K = 4096 (128 k-tiles of 8 tiles of 128 x 64, 16 ways: 8 + 4 reads of 4)
+  // is too shallow for that; K = 65536 (2048 k-tiles: 128 + 16) is deep enough.
+  EXPECT_NEAR(dmma::split_score(256, 256, dmma::choose(256, 256, 4096, t), t, true), 0.92 * 256 / 396, 1e-12);
+  EXPECT_NEAR(dmma::tma_score(256, 256, 4096, t, true, true, 1), 8.0 * 128 / (132 * (8 + 4 * stream_k::kPartialCost)),
+              1e-12);
   EXPECT_EQ(dmma::tma_pick(256, 256, 4096, t, both, true, &why), -1);
-  EXPECT_NE(why.find("too small"), std::string::npos) << why;
+  EXPECT_NE(why.find("split-K score"), std::string::npos) << why;
+  EXPECT_NEAR(dmma::tma_score(256, 256, 65536, t, true, true, 1),
+              8.0 * 2048 / (132 * (128 + 4 * stream_k::kPartialCost)), 1e-12);
+  EXPECT_EQ(dmma::tma_pick(256, 256, 65536, t, both, true, &why), 1) << why;
+  // K = 16384 scores the TMA kernel higher (32 + 16 k-tiles: 0.646 against 0.594), but its combine is a third of
+  // that: dmma's split-K, which measured faster there.
+  EXPECT_GT(dmma::tma_score(256, 256, 16384, t, true, true, 1), dmma::split_score(256, 256, dmma::choose(256, 256, 16384, t), t, true));
+  EXPECT_EQ(dmma::tma_pick(256, 256, 16384, t, both, true, &why), -1) << why;
+  EXPECT_NE(why.find("too finely"), std::string::npos) << why;
+  EXPECT_EQ(dmma::tma_pick(128, 128, 262144, t, both, true, &why), 1) << why;  // 2 tiles, 64 ways: 128 + 24
+  // C of 64 rows: the 64 x 128 kernel's 128 whole tiles, one per SM, against 128-row tiles half padding.
+  const int rows64 = static_cast<int>(std::find_if(std::begin(dmma::kTmaTiles), std::end(dmma::kTmaTiles),
+                                                   [](const dmma::TmaTile& x) { return x.bm == 64; }) -
+                                      std::begin(dmma::kTmaTiles));
+  ASSERT_LT(rows64, dmma::kTmaTileCount);
+  EXPECT_NEAR(dmma::tma_score(64, 16384, 16384, t, true, true, rows64), dmma::kTmaTiles[rows64].speed * 128 / 132.0, 1e-12);
+  EXPECT_EQ(dmma::tma_pick(64, 16384, 16384, t, both, true, &why), rows64) << why;
+  // ... and its transpose, 64 columns, on the 128 x 64 kernel.
+  EXPECT_EQ(dmma::tma_pick(16384, 64, 16384, t, both, true, &why), 1) << why;
   // Operands the TMA cannot describe, and no sm_90a code: dmma, whatever the size, and the note says why.
   EXPECT_EQ(dmma::tma_pick(8192, 8192, 8192, t, both, false, &why), -1);
   EXPECT_NE(why.find("16-byte"), std::string::npos) << why;

@@ -18,13 +18,14 @@ namespace ks::gemm {
 namespace {
 
 // The stream-K schedule (gemm/stream_k.hpp), walked as the kernel walks it: every k-tile of every tile exactly
-// once; at most one partial piece per block, walked first; every partial tile has one owner, whose wait list
-// (partials_of blocks below it) is exactly the blocks that hold the tile's partials; shares within one
-// k-tile of each other; the grid within the resident slots.
-TEST(StreamK, EveryKTileOnceAndEveryPartialOwned) {
+// once; at most one partial piece per block, walked first; every partial taken exactly once, by a higher ticket of
+// the same tile, after that block's own sources (the Fenwick tree of split-K, or the block below in the shared
+// waves), so that each tile's owner stores the sum of every k-tile exactly once; shares within one k-tile of each
+// other; the grid within the resident slots; with split-K, a block's share inside one tile.
+TEST(StreamK, EveryKTileOnceAndEveryPartialSummedOnce) {
   namespace sk = stream_k;
-  for (long long tiles : {1LL, 3LL, 64LL, 131LL, 132LL, 133LL, 256LL, 512LL, 576LL, 1024LL, 1089LL, 4096LL})
-    for (int k_tiles : {0, 1, 3, 4, 7, 32, 94, 128, 1025, 2049})
+  for (long long tiles : {1LL, 2LL, 3LL, 8LL, 64LL, 131LL, 132LL, 133LL, 256LL, 512LL, 576LL, 1024LL, 1089LL, 4096LL})
+    for (int k_tiles : {0, 1, 3, 4, 7, 32, 94, 128, 255, 1025, 2049})
       for (int slots : {1, 2, 132, 264}) {
         const sk::Plan p = sk::plan(tiles, k_tiles, slots, 0.0);  // free partials: stream-K wherever it can
         const std::string at = std::to_string(tiles) + " tiles, " + std::to_string(k_tiles) + " k-tiles, " +
@@ -32,30 +33,42 @@ TEST(StreamK, EveryKTileOnceAndEveryPartialOwned) {
         ASSERT_GE(p.grid, 1) << at;
         ASSERT_LE(p.grid, slots) << at;
         ASSERT_LE(p.sk_blocks, p.grid) << at;
+        ASSERT_LE(p.splits(), sk::kMaxSplits) << at;
         std::vector<std::vector<int>> covered(tiles, std::vector<int>(k_tiles, 0));
-        std::map<long long, std::set<int>> partial_blocks;                 // stream-K tile: blocks with a partial
-        std::map<long long, std::vector<std::pair<int, std::set<int>>>> owners;  // stream-K tile: (owner, its waits)
+        // Per block, its partial: the tile and how often each of the tile's k-tiles is summed in it.
+        std::map<int, std::pair<long long, std::vector<int>>> partial_of;
+        std::set<int> taken;
         long long least = -1, most = 0;
         for (int v = 0; v < p.grid; ++v) {
           int partials = 0;
           const sk::Plan::Share sh = p.share(v);
+          if (p.splits() > 0) {
+            EXPECT_EQ(sh.units, 1) << at << ": block " << v << " touches one tile";
+          }
           for (long long u = 0; u < sh.units; ++u) {
             const sk::Unit w = p.unit(v, sh, u);
             ASSERT_TRUE(w.tile >= 0 && w.tile < tiles && 0 <= w.kb && w.ke <= k_tiles &&
                         (w.kb < w.ke || (k_tiles == 0 && w.kb == 0 && w.ke == 0)))
                 << at << ": block " << v << " unit " << u;
-            for (int k = w.kb; k < w.ke; ++k) ++covered[w.tile][k];
+            std::vector<int> sum(k_tiles, 0);
+            for (int k = w.kb; k < w.ke; ++k) ++covered[w.tile][k], ++sum[k];
+            if (w.piece == sk::Piece::Whole) {
+              EXPECT_TRUE(w.kb == 0 && w.ke == k_tiles) << at;
+              continue;
+            }
+            p.for_each_source(v, sh, w.sk_tile, [&](int o) {
+              ASSERT_TRUE(o >= 0 && o < v) << at << ": block " << v << " takes block " << o;
+              ASSERT_EQ(partial_of.count(o), 1u) << at << ": block " << v << " takes block " << o << ", no partial";
+              EXPECT_EQ(partial_of[o].first, w.tile) << at << ": block " << v << " takes block " << o;
+              EXPECT_TRUE(taken.insert(o).second) << at << ": block " << o << "'s partial taken twice";
+              for (int k = 0; k < k_tiles; ++k) sum[k] += partial_of[o].second[k];
+            });
             if (w.piece == sk::Piece::Partial) {
               ++partials;
               EXPECT_EQ(u, sh.dp) << at << ": a partial is its block's first stream-K piece";
-              partial_blocks[w.sk_tile].insert(v);
-            } else if (w.piece == sk::Piece::Owner) {
-              std::set<int> waits;
-              for (int o = v - 1, n = p.partials_of(sh, w.sk_tile); n > 0; --o, --n) waits.insert(o);
-              owners[w.sk_tile].emplace_back(v, waits);
-              partial_blocks[w.sk_tile];  // an owner without partials fails below
-            } else {
-              EXPECT_TRUE(w.kb == 0 && w.ke == k_tiles) << at;
+              partial_of[v] = {w.tile, sum};
+            } else {  // the owner stores the tile: every k-tile once
+              for (int k = 0; k < k_tiles; ++k) ASSERT_EQ(sum[k], 1) << at << ": tile " << w.tile << " k-tile " << k;
             }
           }
           EXPECT_LE(partials, 1) << at << ": block " << v;
@@ -66,16 +79,23 @@ TEST(StreamK, EveryKTileOnceAndEveryPartialOwned) {
           }
         }
         EXPECT_LE(most - std::max(0LL, least), 1) << at;
+        EXPECT_EQ(taken.size(), partial_of.size()) << at << ": every partial is taken";
         for (long long t = 0; t < tiles; ++t)
           for (int k = 0; k < k_tiles; ++k) ASSERT_EQ(covered[t][k], 1) << at << ": tile " << t << " k-tile " << k;
-        for (const auto& [t, blocks] : partial_blocks) {
-          ASSERT_EQ(owners[t].size(), 1u) << at << ": stream-K tile " << t << " has one owner";
-          const auto& [owner, waits] = owners[t].front();
-          EXPECT_FALSE(blocks.empty()) << at << ": tile " << t;
-          EXPECT_EQ(blocks, waits) << at << ": tile " << t << ": its owner waits for exactly its partials";
-          for (int b : blocks) EXPECT_LT(b, owner) << at << ": tile " << t;
-        }
       }
+}
+
+// Split-K's combine in a Fenwick tree: the owner's longest chain of partial reads, against the tree walked by hand.
+TEST(StreamK, SplitCombineChains) {
+  namespace sk = stream_k;
+  // S = 2: share 2 reads share 1. S = 16: shares 2, 4, 8 are done after 1, 2, 3 reads; the owner adds 15, 14, 12, 8:
+  // 4 reads. S = 12: the owner adds 11, 10 (done at once and after one read), then root 8 (done after 3): 4 reads.
+  // S = 33: share 32 is done after 5 reads, the owner adds it: 6.
+  EXPECT_DOUBLE_EQ(sk::split_combine_k_tiles(10, 2, 1), 11);
+  EXPECT_DOUBLE_EQ(sk::split_combine_k_tiles(10, 16, 1), 14);
+  EXPECT_DOUBLE_EQ(sk::split_combine_k_tiles(10, 12, 2), 18);
+  EXPECT_DOUBLE_EQ(sk::split_combine_k_tiles(10, 33, 1), 16);
+  EXPECT_DOUBLE_EQ(sk::split_combine_k_tiles(10, 3, 1), 12);  // adds 2 (done after reading 1)
 }
 
 TEST(StreamK, SharesTheLastWaveWherePredictedFaster) {
@@ -102,21 +122,26 @@ TEST(StreamK, SharesTheLastWaveWherePredictedFaster) {
     EXPECT_EQ(q.sk_blocks, 0);
     EXPECT_EQ(q.dp_tiles, q.tiles);
   }
-  // One tile: as many ways as pay, at most kMaxSplits, each at least kMinShare deep. 1000 k-tiles: 4 ways
-  // (250 + 3 partials); 12: 2 ways (6 + 1 beats 4 + 2 and 12); 9: whole (5 + 1 partial is not below 9).
-  EXPECT_EQ(sk::plan(1, 1000, 132).sk_blocks, sk::kMaxSplits);
+  // One tile: as many ways as pay, at most kMaxSplits, each at least kMinShare deep (partials at 4 k-tiles
+  // each, the Fenwick tree's chain). 4000 k-tiles: 64 ways (63 + 6 reads = 87 against 32 ways' 125 + 5 = 145);
+  // 12: 2 ways (6 + 1 beats 4 + 2 and 12); 9: whole (5 + 1 partial is not below 9).
+  EXPECT_EQ(sk::plan(1, 4000, 132).sk_blocks, sk::kMaxSplits);
   EXPECT_EQ(sk::plan(1, 12, 132).sk_blocks, 2);
   EXPECT_EQ(sk::plan(1, 9, 132).sk_blocks, 0);
+  // 256 x 256 x 65536 in 128 x 64 tiles: 8 tiles of 2048 k-tiles, 16 ways (128 blocks; 17 would need 136 slots).
+  p = sk::plan(8, 2048, 132);
+  EXPECT_EQ(p.splits(), 16);
+  EXPECT_DOUBLE_EQ(sk::predicted_k_tiles(p, c), 128 + 4 * c);
 }
 
 
 // The TMA kernels' stream-K schedules on the GPU (test_gemm_variants' shapes reach the split ones only): the last
-// wave and the remainder shared, K split 3 and 4 ways, and whole tiles; odd edges, padded leading dimensions,
-// beta != 0 and beta == 0 (NaN in C's destination). The 128 x 128 kernel (2900 x 3000: 552 tiles, 396 whole;
-// 640 x 1000: 40 tiles) and the 128 x 64 one with two k-groups (1081 tiles, 924 whole; 640 x 512: 40 tiles),
-// whose partials are the first group's sum after the groups' exchange. Each product runs three times on one
-// context from a poisoned C: the flags and the ticket counter must be zero again after every launch, or a later
-// owner reads a stale partial.
+// wave and the remainder shared, K split from 2 to 63 ways (the Fenwick tree's combine with and without prefix
+// roots), and whole tiles; odd edges, padded leading dimensions, beta != 0 and beta == 0 (NaN in C's
+// destination). The 128 x 128 kernel, the 128 x 64 one with two k-groups and its transpose 64 x 128, whose
+// partials are the first group's sum after the groups' exchange. Each product runs three times on one context
+// from a poisoned C: the flags and the ticket counter must be zero again after every launch, or a later owner
+// reads a stale partial.
 struct StreamKCase {
   GemmShape shape;
   double beta;
@@ -151,7 +176,9 @@ TEST(DmmaTmaStreamK, EverySchedulePassesRepeatedly) {
   expect_schedules_pass("dmma_tma_128x128_k32",
                         {{{2900, 3000, 300, 2902, 302, 2901}, 0.5, "stream-K: 396 whole tiles, 156 shared by 132 blocks"},
                          {{640, 1000, 2000}, 0.0, "40 tiles, K split 3 ways"},
-                         {{2048, 64, 4000}, -1.0, "16 tiles, K split 4 ways"},
+                         {{2048, 64, 4000}, -1.0, "16 tiles, K split 8 ways"},
+                         {{300, 200, 9000, 302, 9002, 301}, 0.5, "6 tiles, K split 22 ways"},
+                         {{100, 1, 30000}, 0.0, "1 tiles, K split 63 ways"},
                          {{1400, 1536, 200, 1402}, 0.0, "132 whole tiles"}});
 }
 
@@ -161,8 +188,21 @@ TEST(DmmaTmaStreamK, TwoKGroupsEverySchedulePassesRepeatedly) {
   expect_schedules_pass("dmma_tma_128x64_k32_2g",
                         {{{2900, 3000, 300, 2902, 302, 2901}, 0.5, "stream-K: 924 whole tiles, 157 shared by 132 blocks"},
                          {{640, 512, 2000}, 0.0, "40 tiles, K split 3 ways"},
-                         {{2048, 64, 4000}, -1.0, "16 tiles, K split 4 ways"},
+                         {{2048, 64, 4000}, -1.0, "16 tiles, K split 8 ways"},
+                         {{200, 130, 20000, 202, 20002, 203}, -1.0, "6 tiles, K split 22 ways"},
                          {{1400, 1536, 200, 1402}, 0.0, "264 whole tiles"},
+                         {{1000, 1000, 1000, 1002, 1004, 1003}, 0.0, "128 whole tiles on 128 blocks"}});
+}
+
+TEST(DmmaTmaStreamK, SixtyFourRowsEverySchedulePassesRepeatedly) {
+  KS_REQUIRE_GPU();
+  if (test::current_cc() != 90) GTEST_SKIP() << "the TMA kernel runs on compute capability 9.0";
+  expect_schedules_pass("dmma_tma_64x128_k32_2g",
+                        {{{2900, 3000, 300, 2902, 302, 2901}, 0.5, "stream-K: 924 whole tiles, 180 shared by 132 blocks"},
+                         {{64, 3000, 300}, 0.0, "24 tiles, K split 2 ways"},
+                         {{40, 700, 20000, 42, 20002, 41}, 0.5, "6 tiles, K split 22 ways"},
+                         {{1400, 1536, 200, 1402}, 0.0, "264 whole tiles"},
+                         {{1, 3000, 5000, 2}, -1.0, "24 tiles, K split 5 ways"},  // lda even: the TMA's
                          {{1000, 1000, 1000, 1002, 1004, 1003}, 0.0, "128 whole tiles on 128 blocks"}});
 }
 
