@@ -14,6 +14,7 @@ namespace ks::bench {
 struct GemmSize {
   int M = 0, N = 0, K = 0;
   std::string ops = "NN";   // op(A) op(B): NN, NT, TN or TT
+  std::string shape_class = "";  // --suite shapes: the size's class in the named sweep (kShapeSuite); empty elsewhere
   std::string str() const;  // "MxNxK"
   std::string key() const;  // "MxNxK", then "/TN" unless NN: the rows' names and groups
 };

@@ -3,6 +3,7 @@
 #include "bench/host_timing.hpp"
 #include "bench/kbench/plan.hpp"
 #include "bench/kbench/results.hpp"
+#include "bench/kbench/rows.hpp"
 #include "bench/parse.hpp"
 #include "bench/pattern.hpp"
 #include "bench/kbench/table.hpp"
@@ -16,6 +17,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <sstream>
 #include <stdexcept>
 #include <thread>
@@ -325,6 +327,59 @@ TEST(PlanTest, OpsExpandEverySize) {
   o.suite = "reduce";
   o.ops = "TN";
   EXPECT_THROW(make_plan(given(o, {"--suite", "--ops"})), std::invalid_argument);
+}
+
+// --suite shapes: the named sweep's sizes with their classes, dmma_tma against the anchor unless --variants says
+// otherwise, no extra modes, no Eigen rows, every row labelled with its class; --sizes replaces the sweep.
+TEST(PlanTest, ShapeSuiteIsTheNamedSweep) {
+  RunOptions o;
+  o.suite = "shapes";
+  const Plan p = make_plan(given(o, {"--suite"}));
+  EXPECT_TRUE(p.gemm && p.shape_suite && !p.reduce && !p.integral);
+  ASSERT_EQ(p.gemm_sizes.size(), kShapeSuite.size());
+  std::set<std::string> classes;
+  for (std::size_t i = 0; i < p.gemm_sizes.size(); ++i) {
+    EXPECT_EQ(p.gemm_sizes[i].M, kShapeSuite[i].M);
+    EXPECT_EQ(p.gemm_sizes[i].shape_class, kShapeSuite[i].shape_class);
+    classes.insert(p.gemm_sizes[i].shape_class);
+  }
+  for (const char* c : {"square", "rank-k", "small C, deep K", "few rows", "few columns", "matrix-vector", "odd"})
+    EXPECT_EQ(classes.count(c), 1u) << c;
+  ASSERT_EQ(p.gemm_variants.size(), 2u);
+  EXPECT_EQ(p.gemm_variants[0]->info.name, "cublas");
+  EXPECT_EQ(p.gemm_variants[1]->info.name, "dmma_tma");
+  EXPECT_TRUE(p.extra_modes.empty());
+  const std::vector<Row> rows = build_rows(p);
+  EXPECT_EQ(rows.size(), 2 * kShapeSuite.size());
+  o.variants = "dmma|dmma_tma";
+  o.sizes = "1000x64x3000";
+  const Plan q = make_plan(given(o, {"--suite", "--variants", "--sizes"}));
+  EXPECT_EQ(q.gemm_variants.size(), 3u);
+  ASSERT_EQ(q.gemm_sizes.size(), 1u);
+  EXPECT_TRUE(q.gemm_sizes[0].shape_class.empty());
+}
+
+TEST(RenderTable, ClassMeansAreGeometricPerClassAndOverall) {
+  auto row = [](const std::string& variant, const std::string& cls, int m, double vs) {
+    RowResult r = measured("gemm/" + variant + "/device/x", "gemm", variant, 1, "TFLOP/s", 1, vs, -1);
+    r.axes.M = m, r.axes.N = 64, r.axes.K = 32, r.axes.op = "NN";
+    r.axes.anchor = variant == "cublas";
+    r.labels["shape_class"] = cls;
+    return r;
+  };
+  std::vector<RowResult> rows{row("cublas", "square", 1, 1.0), row("dmma_tma", "square", 1, 1.21),
+                              row("dmma_tma", "square", 2, 1.0), row("dmma_tma", "odd", 3, 0.64)};
+  RowResult failed = row("dmma_tma", "odd", 4, 2.0);
+  failed.status = "failed";
+  rows.push_back(failed);
+  const std::string md = render_class_means(rows, true);
+  EXPECT_NE(md.find("| dmma_tma | square | 2 | 1.100 | 100.0% (2x64x32) |"), std::string::npos) << md;
+  EXPECT_NE(md.find("| dmma_tma | odd | 1 | 0.640 | 64.0% (3x64x32) |"), std::string::npos) << md;
+  // (1.21 x 1.0 x 0.64)^(1/3) = 0.9178...
+  EXPECT_NE(md.find("| dmma_tma | all | 3 | 0.918 | 64.0% (3x64x32) |"), std::string::npos) << md;
+  EXPECT_EQ(md.find("| cublas"), std::string::npos) << md;
+  EXPECT_NE(render_class_means(rows, false).find("geo mean"), std::string::npos);
+  EXPECT_EQ(render_class_means(sample_rows(), true), "");  // no shape classes
 }
 
 TEST(HostCeilings, ElementwiseBandwidthIsMeasured) {

@@ -88,7 +88,8 @@ void print_table(const RunOptions& o, const DeviceFacts& d, const std::vector<Ro
   std::cout << "GPU " << d.index << ": " << d.name << " (compute capability " << d.cc_major << "." << d.cc_minor << ", "
             << d.sm_count << " SMs), driver " << format_version(d.driver_version) << ", runtime "
             << format_version(d.runtime_version) << "\n\n"
-            << render_table(rows, o.format == "md" ? TableFormat::Markdown : TableFormat::Console);
+            << render_table(rows, o.format == "md" ? TableFormat::Markdown : TableFormat::Console)
+            << render_class_means(rows, o.format == "md");
 }
 
 }  // namespace

@@ -49,8 +49,11 @@ void add_timing_options(CLI::App* cmd, RunOptions& o) {
 }
 
 void add_run_options(CLI::App* cmd, RunOptions& o) {
-  cmd->add_option("--suite", o.suite, "gemm, reduce, integral or all (default)")
-      ->check(CLI::IsMember({"gemm", "reduce", "integral", "all"}));
+  cmd->add_option("--suite", o.suite,
+                  "gemm, reduce, integral or all (default); shapes: the named sweep of DGEMM shape classes (dmma_tma "
+                  "against cuBLAS unless --variants says otherwise; --sizes replaces the sweep), with each class's "
+                  "geometric mean")
+      ->check(CLI::IsMember({"gemm", "reduce", "integral", "all", "shapes"}));
   cmd->add_option("--variants", o.variants, "Regular expression over variant names (the anchor always runs)");
   cmd->add_option("--types", o.types, "Reduction types: int32,int64,float,double (default int64,double)");
   cmd->add_option("--sizes", o.sizes, "GEMM: 1024,2048 or MxNxK; reductions/integral: counts like 1000, 2^24, 16M");

@@ -86,9 +86,10 @@ TimingOptions timing_options(const RunOptions& o) {
   return t;
 }
 
-// The regular expression of --variants, which must match some variant of the chosen suites.
+// The regular expression of --variants, which must match some variant of the chosen suites (--suite shapes
+// without --variants: dmma_tma).
 Pattern variant_pattern(const RunOptions& o, const Plan& p) {
-  const Pattern pattern(o.variants, "--variants");
+  const Pattern pattern(p.shape_suite && !o.given_option("--variants") ? "dmma_tma" : o.variants, "--variants");
   bool matched = false;
   for (const std::string& n : gemm::registry().names()) matched |= p.gemm && pattern.matches_whole(n);
   for (const std::string& n : reduce::registry().names())
@@ -104,7 +105,12 @@ Pattern variant_pattern(const RunOptions& o, const Plan& p) {
 void plan_gemm(const RunOptions& o, const Pattern& pattern, Plan& p) {
   const bool defaults = o.sizes.empty();
   p.gemm_variants = select(gemm::registry(), pattern, o.given_option("--variants"));
-  const std::vector<GemmSize> sizes = parse_gemm_sizes(defaults ? "1024,2048,4096" : o.sizes);
+  std::vector<GemmSize> sizes;
+  if (p.shape_suite && defaults) {
+    for (const ShapeCase& c : kShapeSuite) sizes.push_back({.M = c.M, .N = c.N, .K = c.K, .shape_class = c.shape_class});
+  } else {
+    sizes = parse_gemm_sizes(defaults ? "1024,2048,4096" : o.sizes);
+  }
   refuse_duplicates(sizes, "--sizes", [](const GemmSize& s) { return s.str(); });
   std::vector<std::string> ops{"NN"};
   if (!o.ops.empty()) {
@@ -126,7 +132,7 @@ void plan_gemm(const RunOptions& o, const Pattern& pattern, Plan& p) {
     p.modes.clear();
     for (const std::string& m : split_list(o.modes)) p.modes.push_back(gemm::parse_mode(m));
     refuse_duplicates(p.modes, "--mode", [](gemm::Mode m) { return gemm::to_string(m); });
-  } else if (defaults) {
+  } else if (defaults && !p.shape_suite) {
     p.extra_modes = {gemm::Mode::Pageable,        gemm::Mode::Pinned,           gemm::Mode::Graph,
                      gemm::Mode::Mapped,          gemm::Mode::PinnedPipelined,  gemm::Mode::PageablePipelined};
   }
@@ -200,10 +206,32 @@ void plan_reduce(const RunOptions& o, const Pattern& pattern, Plan& p) {
 
 }  // namespace
 
+// Issue 36's classes: C square; a rank-k update (K from 32 to 512); a small C over a deep K (16k to 256k); C of 1
+// to 128 rows, or columns, with the other sides from 4k to 32k; odd sizes. About four minutes on an H100 with
+// dmma_tma and the anchor (each row validated: the whole Eigen reference below 2^37 multiply-adds).
+const std::vector<ShapeCase> kShapeSuite = {
+    {"square", 1024, 1024, 1024},          {"square", 2048, 2048, 2048},
+    {"square", 4096, 4096, 4096},          {"square", 8192, 8192, 8192},
+    {"rank-k", 4096, 4096, 32},            {"rank-k", 4096, 4096, 64},
+    {"rank-k", 8192, 8192, 128},           {"rank-k", 8192, 8192, 256},
+    {"rank-k", 8192, 8192, 512},           {"small C, deep K", 128, 128, 262144},
+    {"small C, deep K", 256, 256, 16384},  {"small C, deep K", 256, 256, 65536},
+    {"small C, deep K", 512, 512, 65536},  {"small C, deep K", 1024, 1024, 32768},
+    {"few rows", 8, 16384, 16384},         {"few rows", 32, 8192, 8192},
+    {"few rows", 64, 16384, 16384},        {"few rows", 128, 4096, 4096},
+    {"few rows", 128, 32768, 8192},        {"few columns", 16384, 8, 16384},
+    {"few columns", 8192, 32, 8192},       {"few columns", 16384, 64, 16384},
+    {"few columns", 4096, 128, 4096},      {"few columns", 32768, 128, 8192},
+    {"matrix-vector", 1, 16384, 16384},    {"matrix-vector", 16384, 1, 16384},
+    {"odd", 3000, 5000, 7000},             {"odd", 4095, 4095, 4095},
+    {"odd", 777, 1234, 5555},              {"odd", 5000, 3000, 200},
+};
+
 Plan make_plan(const RunOptions& o) {
   Plan p;
   const bool all = o.suite == "all";
-  p.gemm = all || o.suite == "gemm";
+  p.shape_suite = o.suite == "shapes";
+  p.gemm = all || o.suite == "gemm" || p.shape_suite;
   p.reduce = all || o.suite == "reduce";
   p.integral = all || o.suite == "integral";
   check_given(o, p.gemm, p.reduce || p.integral);

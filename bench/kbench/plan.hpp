@@ -21,8 +21,19 @@ namespace ks::bench {
 // no row is checked.
 enum class Validation { Auto, Full, Sampled, None };
 
+// `kbench run --suite shapes`: the named sweep of DGEMM shape classes that the fast variants are held to against
+// cuBLAS (issue 36's), several sizes each. Its rows are GEMM rows (dmma_tma and the anchor unless --variants says
+// otherwise), each labelled with its class; the table is followed by the geometric means of each variant's ratio
+// to the anchor per class and over the sweep.
+struct ShapeCase {
+  const char* shape_class;
+  int M, N, K;
+};
+extern const std::vector<ShapeCase> kShapeSuite;
+
 struct Plan {
   bool gemm = false, reduce = false, integral = false;
+  bool shape_suite = false;  // --suite shapes (GEMM rows of kShapeSuite, classes labelled, no Eigen rows)
   std::vector<GemmSize> gemm_sizes;
   std::vector<gemm::Mode> modes, extra_modes;  // extra: only at the largest size (the default suite)
   std::vector<std::size_t> reduce_counts, integral_counts;

@@ -144,6 +144,7 @@ Row gemm_row(const gemm::GemmVariant* v, gemm::Mode mode, const GemmSize& size,
   input->add_user();
   row.body = [v, mode, input, size](RowEnv& s, RowResult& r) {
     LazyInput<gemm::GemmProblem>::Use use(*input);
+    if (!size.shape_class.empty()) r.labels["shape_class"] = size.shape_class;
     if (s.device.cc() < v->info.min_cc)
       return s.skip(r, "skipped: needs compute capability " + std::to_string(v->info.min_cc));
     if (!v->runs(op_a(size), op_b(size)))
@@ -243,7 +244,8 @@ void add_gemm_rows(std::vector<Row>& rows, const Plan& p) {
           rows.push_back(cublasxt_row(mode, size, input));
       }
     }
-    if (static_cast<double>(size.M) * size.N * size.K <= 2048.0 * 2048 * 2048) rows.push_back(eigen_row(size, input));
+    if (!p.shape_suite && static_cast<double>(size.M) * size.N * size.K <= 2048.0 * 2048 * 2048)
+      rows.push_back(eigen_row(size, input));
   }
   for (Row& r : rows)
     if (r.axes.family == "gemm" || r.axes.variant == "eigen_dgemm") r.axes.distribution = p.operands.str();

@@ -1,6 +1,9 @@
 #include "bench/kbench/table.hpp"
 
+#include <algorithm>
+#include <cmath>
 #include <cstdio>
+#include <map>
 #include <sstream>
 
 namespace ks::bench {
@@ -93,6 +96,55 @@ std::string render_table(const std::vector<RowResult>& rows, TableFormat fmt) {
       std::snprintf(buf, sizeof buf, "%-52s %12s %18s %12s %13s %7s  %s\n", r.name.c_str(), c.ms.c_str(),
                     c.rate.c_str(), c.anchor.c_str(), c.ceiling.c_str(), c.noise.c_str(), c.notes.c_str());
       os << buf;
+    }
+  }
+  return os.str();
+}
+
+std::string render_class_means(const std::vector<RowResult>& rows, bool markdown) {
+  struct Mean {
+    double log_sum = 0;
+    int count = 0;
+    double lowest = INFINITY;
+    std::string lowest_at;
+    void add(double ratio, const std::string& at) {
+      log_sum += std::log(ratio);
+      ++count;
+      if (ratio < lowest) lowest = ratio, lowest_at = at;
+    }
+  };
+  std::vector<std::string> variants, classes;
+  std::map<std::pair<std::string, std::string>, Mean> means;  // (variant, class or "all")
+  for (const RowResult& r : rows) {
+    const auto label = r.labels.find("shape_class");
+    if (label == r.labels.end() || r.axes.anchor || !r.ok() || r.vs_anchor <= 0) continue;
+    if (std::find(variants.begin(), variants.end(), r.axes.variant) == variants.end()) variants.push_back(r.axes.variant);
+    if (std::find(classes.begin(), classes.end(), label->second) == classes.end()) classes.push_back(label->second);
+    const std::string at = std::to_string(r.axes.M) + "x" + std::to_string(r.axes.N) + "x" + std::to_string(r.axes.K) +
+                           (r.axes.op.empty() || r.axes.op == "NN" ? "" : "/" + r.axes.op);
+    means[{r.axes.variant, label->second}].add(r.vs_anchor, at);
+    means[{r.axes.variant, ""}].add(r.vs_anchor, at);
+  }
+  if (variants.empty()) return "";
+  std::ostringstream os;
+  char line[256];
+  const char* row_fmt = markdown ? "| %s | %s | %d | %.3f | %.1f%% (%s) |\n" : "  %-24s %-18s %5d %10.3f   %.1f%% (%s)\n";
+  os << "\n";
+  if (markdown)
+    os << "| variant | shape class | rows | geometric mean vs anchor | lowest |\n|---|---|---:|---:|---|\n";
+  else
+    os << "Geometric mean of the ratio to the anchor (anchor time / variant time), per shape class:\n"
+       << "  variant                  class              rows   geo mean   lowest\n";
+  for (const std::string& v : variants) {
+    std::vector<std::string> keys = classes;
+    keys.push_back("");
+    for (const std::string& c : keys) {
+      const auto it = means.find({v, c});
+      if (it == means.end()) continue;
+      const Mean& m = it->second;
+      std::snprintf(line, sizeof line, row_fmt, v.c_str(), c.empty() ? "all" : c.c_str(), m.count,
+                    std::exp(m.log_sum / m.count), 100 * m.lowest, m.lowest_at.c_str());
+      os << line;
     }
   }
   return os.str();
