@@ -646,8 +646,8 @@ bool dmma::tma_rule_runs_tma(const GemmArgs& a) { return rule_pick(a, readiness(
 
 KS_GEMM_VARIANT({.info = {.name = "dmma_tma",
                           .summary = "FP64 tensor cores fed by the TMA: producer warp, mbarrier stages, setmaxnreg, "
-                                     "persistent grid, stream-K last wave; 128x128 or 128x64 with two k-groups, or "
-                                     "dmma, where the rule says",
+                                     "persistent grid, stream-K last wave, split-K summed in a Fenwick tree for small "
+                                     "C; 128x128, or 128x64 or 64x128 with two k-groups, or dmma, where the rule says",
                           .min_cc = kTmaCc},
                  .launch = run_rule,
                  .ops = kOpsAll});

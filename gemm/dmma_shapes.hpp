@@ -136,7 +136,8 @@ Target current_target();
 //     measured; kept as tuning variants.
 //   64 x 128 x 32, two k-groups: the 128 x 64 kernel's transpose (the same bytes per flop, the same warp tile and
 //     shared memory), for C of at most 64 rows (64 x 16384 is 128 of its tiles, one per SM, where 128-row tiles
-//     would be half padding): 1.00 until measured otherwise.
+//     would be half padding): 1.00, as the 128 x 64 kernel (106.0% of cuBLAS at 64 x 16384 x 16384, where the rule
+//     ran the 128 x 64 one at 95.3% before; docs/gemm-notes.md, step 28).
 struct TmaTile {
   int bm, bn, bk;
   int stages;
