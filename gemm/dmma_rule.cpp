@@ -44,26 +44,24 @@ int split_depth(int K, int splits) {
   return (depth + 15) / 16 * 16;
 }
 
-double score(int M, int N, int shape, const Target& t, bool wide_loads) {
+namespace {
+// speed x the share of the launched slots that hold useful elements of C: `splits` blocks per tile of `shape`, in
+// ceil(blocks / slots) waves (score() is splits = 1, split_score() dmma's split-K).
+double fill_score(int M, int N, int shape, int splits, const Target& t, bool wide_loads) {
   const Shape& s = kShapes[shape];
   const double speed = wide_loads ? s.speed_wide : s.speed_narrow;
   const int blocks = t.blocks_per_sm[shape];
   if (speed <= 0 || blocks <= 0) return 0;
   const long long slots = static_cast<long long>(blocks) * t.sm_count;
-  const long long waves = (tiles(M, N, s.bm, s.bn) + slots - 1) / slots;
-  return speed * static_cast<double>(M) * N / (static_cast<double>(waves * slots) * s.bm * s.bn);
+  const long long waves = (tiles(M, N, s.bm, s.bn) * splits + slots - 1) / slots;
+  return speed * static_cast<double>(M) * N * splits / (static_cast<double>(waves * slots) * s.bm * s.bn);
 }
+}  // namespace
+
+double score(int M, int N, int shape, const Target& t, bool wide_loads) { return fill_score(M, N, shape, 1, t, wide_loads); }
 
 double split_score(int M, int N, const Config& c, const Target& t, bool wide_loads) {
-  const Shape& s = kShapes[c.shape];
-  const double speed = wide_loads ? s.speed_wide : s.speed_narrow;
-  const int blocks = t.blocks_per_sm[c.shape];
-  if (speed <= 0 || blocks <= 0) return 0;
-  const long long slots = static_cast<long long>(blocks) * t.sm_count;
-  const long long launched = tiles(M, N, s.bm, s.bn) * std::max(1, c.splits);
-  const long long waves = (launched + slots - 1) / slots;
-  const double padding = static_cast<double>(M) * N / (static_cast<double>(tiles(M, N, s.bm, s.bn)) * s.bm * s.bn);
-  return speed * padding * static_cast<double>(launched) / static_cast<double>(waves * slots);
+  return fill_score(M, N, c.shape, std::max(1, c.splits), t, wide_loads);
 }
 
 Config choose(int M, int N, int K, const Target& t, bool wide_loads) {
@@ -97,19 +95,17 @@ double tma_combine_share(int M, int N, int K, const Target& t, int tile) {
   const stream_k::Plan p = tma_plan(M, N, K, t, tile);
   if (p.splits() == 0) return 0;
   const double longest = stream_k::predicted_k_tiles(p, stream_k::kPartialCost);
-  const double share = static_cast<double>((p.sk_iters() + p.sk_blocks - 1) / p.sk_blocks);
-  return longest > 0 ? (longest - share) / longest : 0;
+  return longest > 0 ? (longest - static_cast<double>(p.longest_share())) / longest : 0;
 }
 }  // namespace
 
 double tma_score(int M, int N, int K, const Target& t, bool tma_ready, bool tma_operands, int tile) {
   if (!tma_ready || !tma_operands || t.sm_count <= 0) return 0;
   const TmaTile& s = kTmaTiles[tile];
-  const int k_tiles = std::max(1, (K + s.bk - 1) / s.bk);
   const stream_k::Plan p = tma_plan(M, N, K, t, tile);
   const double longest = stream_k::predicted_k_tiles(p, stream_k::kPartialCost);
   if (longest <= 0) return 0;  // empty C
-  const double useful = static_cast<double>(M) * N / (s.bm * s.bn) * k_tiles;
+  const double useful = static_cast<double>(M) * N / (s.bm * s.bn) * p.k_tiles;
   return s.speed * useful / (t.sm_count * longest);
 }
 
@@ -128,7 +124,8 @@ int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileC
   const double other = c.splits > 1 ? split_score(M, N, c, t, tma_operands) : score(M, N, c.shape, t, tma_operands);
   // Where both split K, the TMA kernel's split only where its combine is at most kMaxCombineShare of its predicted
   // time (gemm/dmma_shapes.hpp).
-  const bool combine_too_long = c.splits > 1 && best >= 0 && tma_combine_share(M, N, K, t, best) > kMaxCombineShare;
+  const double combine = c.splits > 1 && best >= 0 ? tma_combine_share(M, N, K, t, best) : 0;
+  const bool combine_too_long = combine > kMaxCombineShare;
   const int pick = tma > other && !combine_too_long ? best : -1;
   if (why) {
     char buf[200];
@@ -147,7 +144,7 @@ int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileC
       *why = buf;
     } else if (combine_too_long) {
       std::snprintf(buf, sizeof buf, "dmma %s (the TMA kernels' best %.3f splits K too finely: its combine would be "
-                    "%.0f%% of the time)", to_string(c).c_str(), tma, 100 * tma_combine_share(M, N, K, t, best));
+                    "%.0f%% of the time)", to_string(c).c_str(), tma, 100 * combine);
       *why = buf;
     } else {
       std::snprintf(buf, sizeof buf, "dmma %s (score %.3f; the TMA kernels' best %.3f)", to_string(c).c_str(), other, tma);

@@ -67,6 +67,8 @@ struct Plan {
   int sk_blocks = 0;       // blocks [0, sk_blocks) share the k-tiles of tiles [dp_tiles, tiles); 0: none
 
   KS_SK_HD long long sk_iters() const { return (tiles - dp_tiles) * k_tiles; }
+  // The deepest block's share of the stream-K k-tiles (shares differ by at most one).
+  KS_SK_HD long long longest_share() const { return sk_blocks > 0 ? (sk_iters() + sk_blocks - 1) / sk_blocks : 0; }
   // Where C has fewer tiles than blocks, the ways each tile's K is split; 0 for whole tiles and shared waves.
   KS_SK_HD int splits() const { return sk_blocks > 0 && dp_tiles == 0 && tiles < grid ? static_cast<int>(sk_blocks / tiles) : 0; }
   // The first stream-K iteration of block v (v in [0, sk_blocks]); shares differ by at most one. With split-K,
@@ -84,7 +86,6 @@ struct Plan {
     long long lo, hi;      // stream-K k-tiles [lo, hi)
     long long last_tile;   // the stream-K tile holding k-tile hi - 1 (the first one walked)
     long long units;       // dp + stream-K tiles touched
-    long long before;      // begin(v) (shared waves: where the block below's share ends)
     int split;             // split-K: the share's index i in 1 .. S (the Fenwick tree's); 0 without split-K
     int splits;            // split-K: S; 0 without
   };
@@ -99,7 +100,6 @@ struct Plan {
         s.last_tile = (s.hi - 1) / k_tiles;
         s.units += s.last_tile - s.lo / k_tiles + 1;
       }
-      s.before = begin(v);
       s.splits = splits();
       s.split = s.splits > 0 ? v % s.splits + 1 : 0;
     }
@@ -122,7 +122,7 @@ struct Plan {
   template <class F>
   KS_SK_HD void for_each_source(int v, const Share& s, long long t, F&& f) const {
     if (s.split == 0) {
-      if (s.before > t * k_tiles) f(v - 1);
+      if (s.lo > t * k_tiles) f(v - 1);
       return;
     }
     const int i = s.split, low = lowbit(i);
@@ -161,7 +161,7 @@ inline double predicted_k_tiles(const Plan& p, double partial_cost) {
   const long long rounds = (p.dp_tiles + p.grid - 1) / p.grid;  // whole tiles of the busiest block
   double t = static_cast<double>(rounds) * p.k_tiles;
   if (p.sk_blocks > 0) {
-    const long long share = (p.sk_iters() + p.sk_blocks - 1) / p.sk_blocks;
+    const long long share = p.longest_share();
     t += p.splits() > 0 ? split_combine_k_tiles(static_cast<double>(share), p.splits(), partial_cost)
                         : static_cast<double>(share) + partial_cost;
   }

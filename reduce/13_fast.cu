@@ -235,6 +235,15 @@ struct Sm90 {
   std::size_t one_per_sm_smem = 0;
 };
 
+// The launch attribute that makes a grid's blocks clusters of `blocks`.
+cudaLaunchAttribute cluster_of(unsigned blocks) {
+  cudaLaunchAttribute a{};
+  a.id = cudaLaunchAttributeClusterDimension;
+  a.val.clusterDim.x = blocks;
+  a.val.clusterDim.y = a.val.clusterDim.z = 1;
+  return a;
+}
+
 template <class Kernel>
 Sm90 read_sm90(int device, Kernel cluster_kernel) {
   Sm90 s;
@@ -254,10 +263,7 @@ Sm90 read_sm90(int device, Kernel cluster_kernel) {
   cfg.gridDim = dim3(kMaxCluster);
   cfg.blockDim = dim3(kClusterBlock);
   cfg.dynamicSmemBytes = s.one_per_sm_smem;
-  cudaLaunchAttribute a{};
-  a.id = cudaLaunchAttributeClusterDimension;
-  a.val.clusterDim.x = kMaxCluster;
-  a.val.clusterDim.y = a.val.clusterDim.z = 1;
+  cudaLaunchAttribute a = cluster_of(kMaxCluster);
   cfg.attrs = &a;
   cfg.numAttrs = 1;
   int size = 0;
@@ -278,12 +284,7 @@ void launch(Kernel kernel, unsigned grid, int block, std::size_t smem, unsigned 
   cfg.stream = stream;
   cudaLaunchAttribute attrs[2]{};
   unsigned count = 0;
-  if (cluster > 1) {
-    attrs[count].id = cudaLaunchAttributeClusterDimension;
-    attrs[count].val.clusterDim.x = cluster;
-    attrs[count].val.clusterDim.y = attrs[count].val.clusterDim.z = 1;
-    ++count;
-  }
+  if (cluster > 1) attrs[count++] = cluster_of(cluster);
   if (pdl) {
     attrs[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
     attrs[count].val.programmaticStreamSerializationAllowed = 1;

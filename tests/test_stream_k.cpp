@@ -149,6 +149,8 @@ struct StreamKCase {
 };
 
 void expect_schedules_pass(const char* variant, std::initializer_list<StreamKCase> cases) {
+  KS_REQUIRE_GPU();
+  if (test::current_cc() != 90) GTEST_SKIP() << "the TMA kernel runs on compute capability 9.0";
   const GemmVariant* v = registry().find(variant);
   ASSERT_NE(v, nullptr) << variant;
   const bool sms_132 = dmma::current_target().sm_count == 132;  // the schedules are an H100's or H200's
@@ -171,8 +173,6 @@ void expect_schedules_pass(const char* variant, std::initializer_list<StreamKCas
 }
 
 TEST(DmmaTmaStreamK, EverySchedulePassesRepeatedly) {
-  KS_REQUIRE_GPU();
-  if (test::current_cc() != 90) GTEST_SKIP() << "the TMA kernel runs on compute capability 9.0";
   expect_schedules_pass("dmma_tma_128x128_k32",
                         {{{2900, 3000, 300, 2902, 302, 2901}, 0.5, "stream-K: 396 whole tiles, 156 shared by 132 blocks"},
                          {{640, 1000, 2000}, 0.0, "40 tiles, K split 3 ways"},
@@ -183,8 +183,6 @@ TEST(DmmaTmaStreamK, EverySchedulePassesRepeatedly) {
 }
 
 TEST(DmmaTmaStreamK, TwoKGroupsEverySchedulePassesRepeatedly) {
-  KS_REQUIRE_GPU();
-  if (test::current_cc() != 90) GTEST_SKIP() << "the TMA kernel runs on compute capability 9.0";
   expect_schedules_pass("dmma_tma_128x64_k32_2g",
                         {{{2900, 3000, 300, 2902, 302, 2901}, 0.5, "stream-K: 924 whole tiles, 157 shared by 132 blocks"},
                          {{640, 512, 2000}, 0.0, "40 tiles, K split 3 ways"},
@@ -195,8 +193,6 @@ TEST(DmmaTmaStreamK, TwoKGroupsEverySchedulePassesRepeatedly) {
 }
 
 TEST(DmmaTmaStreamK, SixtyFourRowsEverySchedulePassesRepeatedly) {
-  KS_REQUIRE_GPU();
-  if (test::current_cc() != 90) GTEST_SKIP() << "the TMA kernel runs on compute capability 9.0";
   expect_schedules_pass("dmma_tma_64x128_k32_2g",
                         {{{2900, 3000, 300, 2902, 302, 2901}, 0.5, "stream-K: 924 whole tiles, 180 shared by 132 blocks"},
                          {{64, 3000, 300}, 0.0, "24 tiles, K split 2 ways"},
