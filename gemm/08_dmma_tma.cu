@@ -46,7 +46,9 @@
 // Any shape: the TMA zero-fills what lies outside A and B (edge tiles, the K tail), and the stores to C are
 // guarded (tiles inside C take an unguarded store). The TMA needs lda and ldb even (16-byte strides) and A, B 16-byte aligned; other operands, devices
 // other than compute capability 9.0 and builds without sm_90a run `dmma` (the rule, gemm/dmma_shapes.hpp,
-// says which, and kbench reports it per row in the note dmma_tma_path).
+// says which, and kbench reports it per row in the note dmma_tma_path). C of at most 8 rows or columns runs the
+// skinny kernel on the FP64 FMA units instead (gemm/skinny.hpp: there the tensor cores' tiles would be mostly
+// padding, and the time is the stream of the large operand).
 //
 // Measurements and what limits it: docs/gemm-notes.md.
 // Run: build/bench/kbench run --suite gemm --variants dmma_tma --sizes 1024,2048,4096,8192
@@ -626,8 +628,15 @@ int rule_pick(const GemmArgs& a, const TileReadiness& r, std::string* why) {
   return dmma::tma_pick(a.M, a.N, a.K, dmma::current_target(), loads, pipeline::wide_loads(a), why);
 }
 
-// The rule's choice: a TMA tile where it scores above dmma's configuration and can run, dmma otherwise.
+// The rule's choice: the skinny kernel for C of a few rows or columns; otherwise a TMA tile where it scores above
+// dmma's configuration and can run, dmma otherwise.
 void run_rule(const GemmArgs& a, ExecContext& ctx) {
+  if (dmma::skinny_pick(a.M, a.N, a.K, dmma::current_target().sm_count)) {
+    ctx.notes()["dmma_tma_path"] = "skinny " + skinny::describe(a) + " (C of at most " +
+                                   std::to_string(dmma::kSkinnyMaxSide) + " rows or columns: FP64 FMA)";
+    skinny::launch(a, ctx);
+    return;
+  }
   const TileReadiness r = readiness();
   std::string why;
   const int pick = rule_pick(a, r, &why);
@@ -647,7 +656,8 @@ bool dmma::tma_rule_runs_tma(const GemmArgs& a) { return rule_pick(a, readiness(
 KS_GEMM_VARIANT({.info = {.name = "dmma_tma",
                           .summary = "FP64 tensor cores fed by the TMA: producer warp, mbarrier stages, setmaxnreg, "
                                      "persistent grid, stream-K last wave, split-K summed in a Fenwick tree for small "
-                                     "C; 128x128, or 128x64 or 64x128 with two k-groups, or dmma, where the rule says",
+                                     "C; 128x128, or 128x64 or 64x128 with two k-groups, or dmma, or the skinny FP64-FMA kernel for C of at "
+                                     "most 8 rows or columns, where the rule says",
                           .min_cc = kTmaCc},
                  .launch = run_rule,
                  .ops = kOpsAll});

@@ -154,6 +154,12 @@ int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileC
   return pick;
 }
 
+bool skinny_pick(int M, int N, int K, int sm_count) {
+  const long long small = std::min(M, N), large = std::max(M, N);
+  return small >= 1 && small <= kSkinnyMaxSide && large >= static_cast<long long>(kSkinnyLongPerSm) * sm_count &&
+         K >= kSkinnyMinDepth;
+}
+
 std::string to_string(const Config& c) {
   std::string s = shape_name(c.shape);
   if (c.splits > 1) s += ", split-K " + std::to_string(c.splits);

@@ -7,6 +7,7 @@
 #pragma once
 
 #include "gemm/gemm.hpp"
+#include "gemm/skinny.hpp"
 
 #include <array>
 #include <iterator>
@@ -204,6 +205,18 @@ inline constexpr double kMaxCombineShare = 0.25;
 // gets the reason in words, for the row's note.
 int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileCount], bool tma_operands,
              std::string* why = nullptr);
+
+// dmma_tma's rule for thin C: the skinny kernel (gemm/skinny.hpp, FP64 FMA, the large operand streamed once) where
+// C has at most kSkinnyMaxSide rows or columns, the other side gives every SM at least kSkinnyLongPerSm of it
+// (the kernels' blocks take 16 or 32 of it: two or more blocks per SM) and K is at least kSkinnyMinDepth (the
+// stream of the large operand, not the launch and the write of C, is the time). Measured on an H100 at
+// S x 16384 x 16384 (docs/gemm-notes.md, step 29): at S = 1, 2, 4, 8 the skinny kernel ran 95.6-100.8% of
+// cuBLAS in both forms against the 64 x 128 TMA tile's 82.8-94.0%; at S = 12 and 16 (its 16-wide instantiation,
+// short of warps to hide its latency) 70.7-79.2% against 90.4-95.8%.
+constexpr int kSkinnyMaxSide = 8;
+constexpr int kSkinnyLongPerSm = 64;
+constexpr int kSkinnyMinDepth = 1024;
+bool skinny_pick(int M, int N, int K, int sm_count);
 
 // Whether dmma_tma's rule would run a TMA tile for `a` on the current device (false: it would run dmma's
 // configuration), for callers that route between dmma_tma and another library (the drop-in, dropin/).

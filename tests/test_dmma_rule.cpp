@@ -270,5 +270,54 @@ TEST(DmmaRule, SplitsCoverKExactlyInWholeKTiles) {
   }
 }
 
+// The skinny kernel's canonical form (gemm/skinny.hpp) names every element of op(A), op(B) and C where GemmArgs
+// does, in all four op combinations, for C of few rows (s = i) and of few columns (s = j), with padded leading
+// dimensions; the form is dot exactly where the large operand is contiguous along k.
+TEST(SkinnyForm, NamesEveryElementOfTheOperandsAndC) {
+  static const double a_base[1] = {}, b_base[1] = {};
+  static double c_base[1] = {};
+  for (const auto& [M, N, K] : {std::tuple{3, 5, 4}, std::tuple{6, 2, 3}, std::tuple{1, 1, 7}})
+    for (Op ta : {Op::N, Op::T})
+      for (Op tb : {Op::N, Op::T}) {
+        GemmArgs a{.M = M, .N = N, .K = K, .A = a_base, .B = b_base, .C = c_base, .transa = ta, .transb = tb};
+        a.lda = (ta == Op::N ? M : K) + 3;
+        a.ldb = (tb == Op::N ? K : N) + 2;
+        a.ldc = M + 1;
+        const skinny::Form f = skinny::canonical(a);
+        const bool rows = M <= N;  // C of few rows: s is i
+        const std::string where = std::to_string(M) + "x" + std::to_string(N) + "x" + std::to_string(K) + " " +
+                                  ops_name(ta, tb);
+        EXPECT_EQ(f.S, rows ? M : N) << where;
+        EXPECT_EQ(f.L, rows ? N : M) << where;
+        EXPECT_EQ(f.K, K) << where;
+        EXPECT_EQ(f.dot(), rows ? tb == Op::N : ta == Op::T) << where;
+        EXPECT_TRUE(f.dot() ? f.y.cs == 1 : f.y.rs == 1) << where;
+        for (int i = 0; i < M; ++i)
+          for (int j = 0; j < N; ++j) {
+            const int s = rows ? i : j, l = rows ? j : i;
+            EXPECT_EQ(f.out.at(s, l), c_base + i + static_cast<std::ptrdiff_t>(j) * a.ldc) << where;
+            for (int k = 0; k < K; ++k) {
+              EXPECT_EQ(rows ? f.x.at(s, k) : f.y.at(l, k), a_base + a.a_index(i, k)) << where;
+              EXPECT_EQ(rows ? f.y.at(l, k) : f.x.at(s, k), b_base + a.b_index(k, j)) << where;
+            }
+          }
+      }
+}
+
+// dmma_tma's rule sends C of at most 8 rows or columns to the skinny kernel where the other side gives every SM
+// 64 of it and K is at least 1024; everything else keeps the tensor-core rule.
+TEST(SkinnyRule, ThinCWithALongSideAndDeepK) {
+  EXPECT_TRUE(dmma::skinny_pick(8, 16384, 16384, 132));
+  EXPECT_TRUE(dmma::skinny_pick(16384, 1, 16384, 132));
+  EXPECT_TRUE(dmma::skinny_pick(1, 8448, 1024, 132));
+  EXPECT_TRUE(dmma::skinny_pick(65536, 4, 32769, 132));
+  EXPECT_FALSE(dmma::skinny_pick(9, 16384, 16384, 132));    // a side of 9: the tensor cores
+  EXPECT_FALSE(dmma::skinny_pick(16384, 16, 16384, 132));
+  EXPECT_FALSE(dmma::skinny_pick(1, 8447, 16384, 132));     // under 64 a SM of the long side
+  EXPECT_FALSE(dmma::skinny_pick(16384, 8, 1023, 132));     // K under 1024
+  EXPECT_FALSE(dmma::skinny_pick(8, 8, 1 << 20, 132));      // small C over deep K: split-K's
+  EXPECT_TRUE(dmma::skinny_pick(8, 8 * 64, 4096, 8));       // the long side scales with the SMs    // the long side scales with the SMs
+}
+
 }  // namespace
 }  // namespace ks::gemm

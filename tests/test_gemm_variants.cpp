@@ -259,5 +259,36 @@ TEST(GemmLargeIndex, TmaKernelPastTwoToThe31Elements) {
   }
 }
 
+// dmma_tma on C of at most 8 rows or columns runs the skinny kernel (the rule, gemm/dmma_shapes.hpp): both of its
+// forms (dot: the large operand contiguous along k; axpy: along the long side of C) in all four op combinations,
+// a side of 1 and of 8, K tails of every chunk size, an odd lda of 1, padded leading dimensions, beta != 0 and
+// beta == 0 over a poisoned C; twice per product on one context.
+TEST(DmmaTmaSkinny, ThinCRunsTheSkinnyKernel) {
+  KS_REQUIRE_GPU();
+  KS_VARIANT_OR_SKIP(v, "dmma_tma");
+  const int sms = dmma::current_target().sm_count;
+  const int L = dmma::kSkinnyLongPerSm * sms + 37;
+  const std::tuple<GemmShape, double> cases[] = {
+      {{3, L, 1025, 5, 1027, 4}, 0.5}, {{L, 8, 1100, L + 2, 1101, L + 1}, 0.0}, {{1, L, 2048}, 0.0},
+      {{L, 1, 1500}, -1.0},           {{8, L, 1031}, 0.0},                      {{L, 5, 1057}, 0.25},
+  };
+  for (const auto& [base, beta] : cases)
+    for (int o = 0; o < 4; ++o) {
+      const GemmShape shape = base.with_ops(ops_of(o).a, ops_of(o).b);
+      ASSERT_TRUE(dmma::skinny_pick(shape.M, shape.N, shape.K, sms)) << shape.str();
+      const GemmProblem p = make_problem(shape, -1.5, beta, choose_seed());
+      Stream stream;
+      ExecContext ctx(stream.get());
+      Runner runner(*v, Mode::Device, p, ctx);
+      for (int run = 0; run < 2; ++run) {
+        runner.reset_output();
+        runner.run();
+        const GemmCheck c = validate(p, runner.result());
+        EXPECT_TRUE(c.ok) << shape.str() << " run " << run << ": " << c.report;
+        EXPECT_EQ(ctx.notes()["dmma_tma_path"].rfind("skinny", 0), 0u) << shape.str() << ": " << ctx.notes()["dmma_tma_path"];
+      }
+    }
+}
+
 }  // namespace
 }  // namespace ks::gemm
