@@ -1,4 +1,4 @@
-// The skinny DGEMM (gemm/skinny.cu): C with a few rows or a few columns, on the FP64 FMA units, streaming the
+// The skinny DGEMM (gemm/09_skinny.cu): C with a few rows or a few columns, on the FP64 FMA units, streaming the
 // large operand once. Host and device declarations without the CUDA kernels, so that the canonical form can be
 // tested on the host.
 //

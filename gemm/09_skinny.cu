@@ -1,7 +1,7 @@
 // The skinny DGEMM: C of at most kMaxSide rows or columns on the FP64 FMA units (gemm/skinny.hpp gives the
-// canonical form out(s, l) = sum_k X(s, k) Y(l, k) and why the tensor cores do not pay there). Not a step of
-// the ladder: dmma_tma's rule runs it where C is that thin (gemm/dmma_shapes.hpp, skinny_pick), and the tuning
-// variant `skinny` runs it on any shape.
+// canonical form out(s, l) = sum_k X(s, k) Y(l, k) and why the tensor cores do not pay there). The ladder's
+// step for the shapes the tensor cores cannot win: dmma_tma's rule runs it where C is that thin
+// (gemm/dmma_shapes.hpp, skinny_pick), and the tuning variant `skinny` runs it on any shape.
 //
 // Both kernels read Y, the large operand, exactly once, with streaming loads (evict-first: X, read once per
 // block, stays in L2), one chunk of k ahead in registers; X goes through shared memory by cp.async, two chunks
@@ -254,8 +254,9 @@ namespace {
 constexpr int kCpAsyncCc = 80;
 
 KS_GEMM_VARIANT({.info = {.name = "skinny",
-                          .summary = "FP64 FMA for C of at most 16 rows or columns: the large operand streamed once, "
-                                     "dot or axpy form as op and C's orientation make it (passes of 16 elsewhere)",
+                          .summary = "FP64 FMA, the large operand streamed once (dmma_tma's route for C of at most 8 rows "
+                                     "or columns); dot or axpy form as op and C's orientation make it; any shape, in "
+                                     "passes of 16 rows or columns",
                           .min_cc = kCpAsyncCc,
                           .tuning = true},
                  .launch = launch,
