@@ -7,13 +7,10 @@
 // - One cluster (sm_90, up to 256 KiB): a grid of up to 16 blocks of 1024 threads, one per SM, that is one
 //   thread-block cluster; each block writes its partial into block 0's shared memory (distributed shared
 //   memory) and one cluster barrier hands them over: no global atomic, no fence, no read of partials from L2.
-// - The resident grid (above, and everywhere before sm_90). On sm_90 each block takes a ticket as it starts and
-//   hands its partial over in a 16-byte slot, value and tag in one atomic exchange (no fence, no count at the
-//   end); the block with the last ticket polls the slots, exchanging each back to zero as it takes it. Before
-//   sm_90 (and for the 16-byte compensated sums) the blocks that finish write their partial and count
+// - The resident grid (above, and everywhere before sm_90): the blocks that finish write their partial and count
 //   themselves on a device counter with one acquire-release atomic (the release publishes the partial, the
-//   acquire lets the last block read everyone's). Either way the collector sums all partials in a fixed order,
-//   writes the result and leaves the counter and slots zero for the next launch (no memset per launch).
+//   acquire lets the last block read everyone's); the block that counts last sums all partials in a fixed order,
+//   writes the result and resets the counter to zero for the next launch (no memset per launch).
 // - Programmatic dependent launch (sm_90): the kernel waits (griddepcontrol.wait) for the kernel before it in
 //   the stream to finish before it reads anything, and lets the next one launch at once; the launch's own
 //   latency then overlaps the kernel before it.
@@ -177,105 +174,10 @@ __device__ __forceinline__ Sum thread_share(const T* __restrict__ in, std::size_
   return acc[0];
 }
 
-// The grid path's combine on sm_90: each block's partial travels with a non-zero tag in one 16-byte slot
-// written by one atomic exchange, so a partial needs no fence and no second read to be seen. The block that took
-// the last ticket collects them (it started after every other block, so it never waits for one that may not be
-// resident) and exchanges each slot back to zero as it reads it, leaving the slots clear for the next launch.
-struct alignas(16) Slot {
-  unsigned long long bits, tag;
-};
-// Sums of at most 8 bytes fit a slot beside their tag (the compensated sums do not: they take the counter path).
-template <class Sum> constexpr bool kSlotted = sizeof(Sum) <= 8;
-// The collector's threads take slots t, t + kBlock, ...: the host keeps the grid within kMaxSlots of them.
-constexpr int kMaxSlots = 8;
-
-#ifdef KS_FAST_SM90
-// Atomically stores {bits, tag} into *slot and returns what was there (atom.exch.b128: sm_90).
-__device__ __forceinline__ Slot exchange(Slot* slot, unsigned long long bits, unsigned long long tag) {
-  Slot old;
-  asm volatile(
-      "{\n\t.reg .b128 v, o;\n\tmov.b128 v, {%2, %3};\n\t"
-      "atom.relaxed.gpu.global.exch.b128 o, [%4], v;\n\tmov.b128 {%0, %1}, o;\n\t}"
-      : "=l"(old.bits), "=l"(old.tag)
-      : "l"(bits), "l"(tag), "l"(slot)
-      : "memory");
-  return old;
-}
-
-template <class Sum>
-__device__ __forceinline__ unsigned long long to_bits(const Sum& v) {
-  unsigned long long b = 0;
-  __builtin_memcpy(&b, &v, sizeof(Sum));
-  return b;
-}
-
-template <class Sum>
-__device__ __forceinline__ Sum from_bits(unsigned long long b) {
-  Sum v;
-  __builtin_memcpy(&v, &b, sizeof(Sum));
-  return v;
-}
-#endif
-
-// The resident grid. Given slots (sm_90, a sum that fits one): tickets taken as blocks start, partials in tagged
-// slots, the last ticket collects. Otherwise: partials in scratch, counted at the end with one acquire-release
-// atomic, the last to count collects. Either way the collector merges partial b in thread b % kBlock, in the
-// order of b, so the result is the same bits for a given device and n.
 template <class T, Op op, class Sum>
 __global__ void __launch_bounds__(kBlock, 4) fast_grid_kernel(const T* __restrict__ in, std::size_t n, Acc<T>* out,
-                                                          Sum* partials, unsigned* counter, Slot* slots) {
+                                                          Sum* partials, unsigned* counter) {
   follow_predecessor();
-#ifdef KS_FAST_SM90
-  if constexpr (kSlotted<Sum>) if (slots != nullptr) {
-    __shared__ unsigned ticket;
-    __shared__ Sum own;
-    // Relaxed: the ticket only names the collector; its latency overlaps this block's loads.
-    if (threadIdx.x == 0) ticket = atomicAdd(counter, 1u);
-    Sum acc = thread_share<T, op, Sum>(in, n, static_cast<std::size_t>(blockIdx.x) * kBlock + threadIdx.x,
-                                       static_cast<std::size_t>(gridDim.x) * kBlock);
-    acc = block_merge<kBlock>(acc);  // its barrier also publishes `ticket`
-    if (ticket != gridDim.x - 1) {
-      if (threadIdx.x == 0) exchange(slots + blockIdx.x, to_bits(acc), 1ull);
-      return;
-    }
-    if (threadIdx.x == 0) own = acc;
-    __syncthreads();
-    // Exchange every pending slot for zero at once (the exchanges are in flight together), keep those that held
-    // a tagged partial, and go round again for the rest.
-    Sum got[kMaxSlots];
-    unsigned pending = 0;
-#pragma unroll
-    for (int k = 0; k < kMaxSlots; ++k) {
-      const unsigned b = threadIdx.x + k * kBlock;
-      if (b < gridDim.x && b != blockIdx.x) pending |= 1u << k;
-    }
-    while (pending != 0) {
-      Slot seen[kMaxSlots];
-#pragma unroll
-      for (int k = 0; k < kMaxSlots; ++k)
-        if (pending & (1u << k)) seen[k] = exchange(slots + threadIdx.x + k * kBlock, 0ull, 0ull);
-#pragma unroll
-      for (int k = 0; k < kMaxSlots; ++k)
-        if ((pending & (1u << k)) && seen[k].tag != 0) {
-          got[k] = from_bits<Sum>(seen[k].bits);
-          pending &= ~(1u << k);
-        }
-    }
-    Sum v = Sum::zero();
-#pragma unroll
-    for (int k = 0; k < kMaxSlots; ++k) {
-      const unsigned b = threadIdx.x + k * kBlock;
-      if (b < gridDim.x) v.merge(b == blockIdx.x ? own : got[k]);
-    }
-    v = block_merge<kBlock>(v);
-    if (threadIdx.x == 0) {
-      *out = v.value();
-      *counter = 0;  // every ticket is taken: reset for the next launch
-    }
-    return;
-  }
-#endif
-  (void)slots;
   Sum acc = thread_share<T, op, Sum>(in, n, static_cast<std::size_t>(blockIdx.x) * kBlock + threadIdx.x,
                                      static_cast<std::size_t>(gridDim.x) * kBlock);
   acc = block_merge<kBlock>(acc);
@@ -398,8 +300,7 @@ void launch(Kernel kernel, unsigned grid, int block, std::size_t smem, unsigned 
 enum class Path { Rule, Grid, Cluster };
 struct Config {
   Path path = Path::Rule;
-  bool pdl = true;    // where sm_90 allows it
-  bool slots = true;  // the grid path's tagged slots, where sm_90 allows them (else the count at the end)
+  bool pdl = true;  // where sm_90 allows it
 };
 
 template <class T, Op op, class Sum>
@@ -430,21 +331,11 @@ void run_fast(const T* in, std::size_t n, Acc<T>* out, Config config, ExecContex
     return;
   }
   const std::size_t per_block = static_cast<std::size_t>(kBlock) * kUnroll * kWidth<T>;
-  const std::size_t most = std::min<std::size_t>(resident.get(), static_cast<std::size_t>(kBlock) * kMaxSlots);
-  const auto grid = static_cast<unsigned>(std::max<std::size_t>(1, std::min(most, (n + per_block - 1) / per_block)));
-  if (kSlotted<Sum> && s.pdl && config.slots) {
-    // sm_90 code on an sm_90 device: the ticket counter, then the grid's slots, 16-byte aligned (the
-    // allocation is), all zero between launches.
-    static_assert(sizeof(Slot) % sizeof(unsigned) == 0 && alignof(Slot) == 4 * sizeof(unsigned));
-    constexpr std::size_t kWords = sizeof(Slot) / sizeof(unsigned);
-    unsigned* words = ctx.zeroed_counters(kWords * (1 + static_cast<std::size_t>(grid)));
-    launch(grid_kernel, grid, kBlock, 0, 1, pdl, ctx.stream(), in, n, out, static_cast<Sum*>(nullptr), words,
-           reinterpret_cast<Slot*>(words + kWords));
-    return;
-  }
-  Sum* partials = scratch_as<Sum>(ctx, grid);
-  launch(grid_kernel, grid, kBlock, 0, 1, pdl, ctx.stream(), in, n, out, partials, ctx.zeroed_counters(1),
-         static_cast<Slot*>(nullptr));
+  const int grid = static_cast<int>(
+      std::max<std::size_t>(1, std::min<std::size_t>(resident.get(), (n + per_block - 1) / per_block)));
+  Sum* partials = scratch_as<Sum>(ctx, static_cast<std::size_t>(grid));
+  launch(grid_kernel, static_cast<unsigned>(grid), kBlock, 0, 1, pdl, ctx.stream(), in, n, out, partials,
+         ctx.zeroed_counters(1));
 }
 
 ReduceLaunch fast_launch(bool compensated, Config config = {}) {
@@ -466,16 +357,15 @@ ReduceLaunch fast_launch(bool compensated, Config config = {}) {
 
 KS_REDUCE_VARIANT({.info = {.name = "fast",
                             .summary = "one launch, 16-byte loads: one block, one cluster combining in distributed shared "
-                                       "memory (sm_90) or a resident grid whose last block collects the partials "
-                                       "(tagged 16-byte slots on sm_90), by size; fixed order (deterministic); "
-                                       "programmatic dependent launch (sm_90)"},
+                                       "memory (sm_90) or a resident grid with a last-block combine, by size; fixed "
+                                       "order (deterministic); programmatic dependent launch (sm_90)"},
                    .launch = fast_launch(false)});
 KS_REDUCE_VARIANT({.info = {.name = "fast_compensated",
                             .summary = "fast with Neumaier compensated sums per thread and in the combine (float, double)"},
                    .launch = fast_launch(true)});
 // Tuning variants: the rule's two paths forced at every n, and the rule without programmatic dependent launch.
 KS_REDUCE_VARIANT({.info = {.name = "fast_grid",
-                            .summary = "fast, always the resident grid (tagged slots on sm_90)",
+                            .summary = "fast, always the resident grid with the last-block combine",
                             .tuning = true},
                    .launch = fast_launch(false, {Path::Grid, true})});
 KS_REDUCE_VARIANT({.info = {.name = "fast_cluster",
@@ -486,10 +376,5 @@ KS_REDUCE_VARIANT({.info = {.name = "fast_no_pdl",
                             .summary = "fast without programmatic dependent launch",
                             .tuning = true},
                    .launch = fast_launch(false, {Path::Rule, false})});
-KS_REDUCE_VARIANT({.info = {.name = "fast_grid_counted",
-                            .summary = "fast, always the resident grid, its partials counted at the end with one "
-                                       "acquire-release atomic (the combine before sm_90's tagged slots)",
-                            .tuning = true},
-                   .launch = fast_launch(false, {Path::Grid, true, false})});
 
 }  // namespace ks::reduce
