@@ -31,8 +31,7 @@ namespace ks::gemm::skinny {
 namespace {
 
 __device__ __forceinline__ void store(const Form& f, int s, int l, double acc) {
-  double* c = f.out.at(s, l);
-  *c = f.beta == 0.0 ? f.alpha * acc : f.alpha * acc + f.beta * *c;
+  scale_store(f.out.at(s, l), f.alpha, f.beta, acc);
 }
 
 // Copies X(s, k0 + kk), s < SMAX, kk < KC, to dst[index(s, kk)] (zero where s >= S or k0 + kk >= K) by the

@@ -11,10 +11,14 @@
 
 namespace ks::gemm {
 
+// *c = alpha * acc + beta * *c; *c is not read when beta == 0 (BLAS: C may hold NaN then).
+__device__ __forceinline__ void scale_store(double* c, double alpha, double beta, double acc) {
+  *c = beta == 0.0 ? alpha * acc : alpha * acc + beta * *c;
+}
+
 // C(i, j) = alpha * acc + beta * C(i, j); C is not read when beta == 0.
 __device__ __forceinline__ void store_c(const GemmArgs& a, int i, int j, double acc) {
-  double* c = a.C + i + static_cast<size_t>(j) * a.ldc;
-  *c = a.beta == 0.0 ? a.alpha * acc : a.alpha * acc + a.beta * *c;
+  scale_store(a.C + i + static_cast<size_t>(j) * a.ldc, a.alpha, a.beta, acc);
 }
 
 __host__ __device__ constexpr int ceil_div(int a, int b) { return (a + b - 1) / b; }

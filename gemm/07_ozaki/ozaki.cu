@@ -21,6 +21,7 @@
 #include "gemm/07_ozaki/ozaki.hpp"
 #include "gemm/07_ozaki/products.hpp"
 #include "gemm/gemm.hpp"
+#include "gemm/kernel_common.cuh"
 
 #include <climits>
 #include <cstring>
@@ -345,8 +346,7 @@ __global__ void recombine_kernel(int M, int Ncols, int K, int S, const int* prod
       }
       x = ldexp(negative ? -limbs_to_double(a) : limbs_to_double(a), ei + fj - S);
     }
-    double* cij = a.C + i + static_cast<std::size_t>(j) * a.ldc;
-    *cij = beta == 0.0 ? alpha * x : alpha * x + beta * *cij;
+    scale_store(a.C + i + static_cast<std::size_t>(j) * a.ldc, alpha, beta, x);
   }
 }
 
