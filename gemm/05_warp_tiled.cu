@@ -126,8 +126,6 @@ GemmLaunch launcher() {
   };
 }
 
-constexpr int kCpAsyncCc = 80;
-
 }  // namespace
 
 // 128x64 tiles: 4 warps, two blocks per SM (up to 255 registers each), so one block's barrier wait overlaps
@@ -135,11 +133,11 @@ constexpr int kCpAsyncCc = 80;
 KS_GEMM_VARIANT({.info = {.name = "warp_tiled",
                           .summary = "FFMA, 128x64 block tiles of 64x32 warp tiles, 8x8 per thread, cp.async 3-stage "
                                      "pipeline, 2 blocks/SM (sm_80+)",
-                          .min_cc = kCpAsyncCc},
+                          .min_cc = pipeline::kCpAsyncCc},
                  .launch = launcher<128, 64, 3, 2>()});
 KS_GEMM_VARIANT({.info = {.name = "warp_tiled_128x128",
                           .summary = "warp_tiled with 128x128 block tiles (8 warps), 3 stages, 1 block per SM",
-                          .min_cc = kCpAsyncCc,
+                          .min_cc = pipeline::kCpAsyncCc,
                           .tuning = true},
                  .launch = launcher<128, 128, 3, 1>()});
 

@@ -20,6 +20,7 @@
 //
 // Measurements and the ceilings: docs/gemm-notes.md, step 29.
 #include "common/dispatch.hpp"
+#include "common/per_device.hpp"
 #include "gemm/cp_async_pipeline.cuh"
 #include "gemm/skinny.hpp"
 
@@ -231,6 +232,12 @@ std::string describe(const GemmArgs& a) {
 }
 
 void launch(const GemmArgs& a, ExecContext& ctx) {
+  // Every instantiation comes from this file's one set of code images: one kernel's stands for all.
+  static PerDevice<bool> loads([](int) {
+    pipeline::require_cp_async("skinny", reinterpret_cast<const void*>(dot_kernel<1>));
+    return true;
+  });
+  loads.get();
   const Form whole = canonical(a);
   for (int s0 = 0; s0 < whole.S; s0 += kMaxSide) {  // passes of at most kMaxSide of the small side
     Form f = whole;
@@ -250,13 +257,11 @@ void launch(const GemmArgs& a, ExecContext& ctx) {
 
 namespace {
 
-constexpr int kCpAsyncCc = 80;
-
 KS_GEMM_VARIANT({.info = {.name = "skinny",
                           .summary = "FP64 FMA, the large operand streamed once (dmma_tma's route for C of at most 8 rows "
                                      "or columns); dot or axpy form as op and C's orientation make it; any shape, in "
                                      "passes of 16 rows or columns",
-                          .min_cc = kCpAsyncCc,
+                          .min_cc = pipeline::kCpAsyncCc,
                           .tuning = true},
                  .launch = launch,
                  .ops = kOpsAll});

@@ -70,6 +70,20 @@ struct Layout {
 
 // ---- the instructions ----
 
+// cp.async needs compute capability 8.0, and code compiled for compute_80 or later: below that the copies
+// below compile to nothing.
+constexpr int kCpAsyncCc = 80;
+
+// Throws, naming `name`, where the code this GPU runs for `kernel` was compiled below compute_80 (the copies
+// would be empty and shared memory would hold garbage).
+inline void require_cp_async(const char* name, const void* kernel) {
+  cudaFuncAttributes fa{};
+  CUDA_CHECK(cudaFuncGetAttributes(&fa, kernel));
+  if (fa.ptxVersion < kCpAsyncCc)
+    throw std::runtime_error(std::string(name) + " needs cp.async (code compiled for compute_80 or later); this GPU runs compute_" +
+                             std::to_string(fa.ptxVersion) + " code");
+}
+
 // Copies `src_bytes` (0, 8 or, for Bytes == 16, 16) from global to shared and zero-fills the rest of Bytes.
 template <int Bytes>
 __device__ __forceinline__ void cp_async(double* smem, const double* gmem, int src_bytes) {
@@ -265,12 +279,8 @@ void prepare(const char* name) {
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
   if (set_for.load() == device) return;
-  cudaFuncAttributes fa{};
-  CUDA_CHECK(cudaFuncGetAttributes(&fa, Kernel));
+  require_cp_async(name, reinterpret_cast<const void*>(Kernel));
   const std::string tile = std::to_string(L::BM) + "x" + std::to_string(L::BN) + "x" + std::to_string(L::BK);
-  if (fa.ptxVersion < 80)
-    throw std::runtime_error(std::string(name) + " needs cp.async (code compiled for compute_80 or later); this GPU runs compute_" +
-                             std::to_string(fa.ptxVersion) + " code");
   const int optin = smem_per_block(device);
   if (L::kSmemBytes > optin)
     throw std::runtime_error(std::string(name) + ": the " + tile + " tile needs " +
