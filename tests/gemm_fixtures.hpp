@@ -29,6 +29,25 @@ inline GemmCheck run_once(const GemmVariant& v, Mode mode, const GemmProblem& p)
   return validate(p, runner.result());
 }
 
+// `v` on `p` in device mode `runs` times on one context, each from a poisoned C and checked against the
+// reference (the repeats catch state a launch leaves behind for the next: flags, counters); where `note` is
+// given, every launch's note of that name must start with `prefix`.
+inline void expect_repeated_runs(const GemmVariant& v, const GemmProblem& p, int runs, const char* note = nullptr,
+                                 const std::string& prefix = {}) {
+  Stream stream;
+  ExecContext ctx(stream.get());
+  Runner runner(v, Mode::Device, p, ctx);
+  for (int run = 0; run < runs; ++run) {
+    runner.reset_output();
+    runner.run();
+    const GemmCheck c = validate(p, runner.result());
+    EXPECT_TRUE(c.ok) << v.info.name << " " << p.shape.str() << " run " << run << ": " << c.report;
+    if (note != nullptr) {
+      EXPECT_EQ(ctx.notes()[note].rfind(prefix, 0), 0u) << v.info.name << " " << p.shape.str() << ": " << ctx.notes()[note];
+    }
+  }
+}
+
 // The seed of this process's shared problems: KS_SEED, else a fresh one; every failure's report prints it.
 inline std::uint64_t process_seed() {
   static const std::uint64_t seed = choose_seed();

@@ -276,17 +276,7 @@ TEST(DmmaTmaSkinny, ThinCRunsTheSkinnyKernel) {
     for (int o = 0; o < 4; ++o) {
       const GemmShape shape = base.with_ops(ops_of(o).a, ops_of(o).b);
       ASSERT_TRUE(dmma::skinny_pick(shape.M, shape.N, shape.K, sms)) << shape.str();
-      const GemmProblem p = make_problem(shape, -1.5, beta, choose_seed());
-      Stream stream;
-      ExecContext ctx(stream.get());
-      Runner runner(*v, Mode::Device, p, ctx);
-      for (int run = 0; run < 2; ++run) {
-        runner.reset_output();
-        runner.run();
-        const GemmCheck c = validate(p, runner.result());
-        EXPECT_TRUE(c.ok) << shape.str() << " run " << run << ": " << c.report;
-        EXPECT_EQ(ctx.notes()["dmma_tma_path"].rfind("skinny", 0), 0u) << shape.str() << ": " << ctx.notes()["dmma_tma_path"];
-      }
+      expect_repeated_runs(*v, make_problem(shape, -1.5, beta, choose_seed()), 2, "dmma_tma_path", "skinny");
     }
 }
 

@@ -156,19 +156,7 @@ void expect_schedules_pass(const char* variant, std::initializer_list<StreamKCas
   const bool sms_132 = dmma::current_target().sm_count == 132;  // the schedules are an H100's or H200's
   for (const StreamKCase& c : cases) {
     const GemmProblem p = make_problem(c.shape, 1.25, c.beta, choose_seed());
-    Stream stream;
-    ExecContext ctx(stream.get());
-    Runner runner(*v, Mode::Device, p, ctx);
-    for (int run = 0; run < 3; ++run) {
-      runner.reset_output();
-      runner.run();
-      const GemmCheck check = validate(p, runner.result());
-      EXPECT_TRUE(check.ok) << variant << " " << c.shape.str() << " run " << run << ": " << check.report;
-      if (sms_132) {
-        EXPECT_EQ(ctx.notes()["dmma_tma_schedule"].rfind(c.schedule, 0), 0u)
-            << variant << ": " << ctx.notes()["dmma_tma_schedule"];
-      }
-    }
+    expect_repeated_runs(*v, p, 3, sms_132 ? "dmma_tma_schedule" : nullptr, c.schedule);
   }
 }
 
