@@ -42,12 +42,6 @@ constexpr int kChunk = 8;       // k per thread and row
 constexpr int kBad = INT_MIN;   // the exponent of a row or column holding Inf or NaN
 constexpr double kSumScale = 0x1p-20;  // magnitudes summed times this: K < 2^17 sums of < 2^1024 stay finite
 
-// Element (r, k) of a row view: A's rows (x[r + k ld]) or B's columns (x[k + r ld]).
-template <bool KContiguous>
-__device__ __forceinline__ double at(const double* x, int ld, int r, int k) {
-  return KContiguous ? x[k + static_cast<std::size_t>(r) * ld] : x[r + static_cast<std::size_t>(k) * ld];
-}
-
 // Where element (rr, kk) of a kTile x kTile tile sits in shared memory: row rr at rr kTile, k swizzled by
 // kk ^ ((kk / 8) % 8 ^ g(rr)), g(rr) = 8 (rr % 2) + (rr / 2) % 8. In 8-byte banks (16 of them), this keeps
 // every access of the tiled kernels at the two wavefronts a warp of doubles needs: the load's stores (32
@@ -67,15 +61,26 @@ __device__ __forceinline__ TileChunk tile_chunk(int rr, int kk0) {
   return {rr * kTile + (kk0 ^ (g & 8)), (j ^ g) & 7};
 }
 
-// A kTile x kTile tile of the view (rows r0.., k0..) into shared memory, zero outside R x K; the threads walk
-// the contiguous index fastest, so the reads are coalesced either way.
+// A kTile x kTile tile of the view (rows r0.., k0..: A's rows, x[r + k ld], or B's columns, x[k + r ld]) into
+// shared memory, zero outside R x K. Thread t takes the contiguous index t % kTile at every kSlowStep-th slow
+// index from t / kTile, so each warp's load is one run of 256 bytes; all kLoads loads are issued before the
+// first store, so that each thread has them all in flight at once.
 template <bool KContiguous>
 __device__ __forceinline__ void load_tile(double* t, const double* x, int ld, int R, int K, int r0, int k0) {
-  for (int e = threadIdx.x; e < kTile * kTile; e += kThreads) {
-    const int fast = e % kTile, slow = e / kTile;
-    const int rr = KContiguous ? slow : fast, kk = KContiguous ? fast : slow;
-    const int r = r0 + rr, k = k0 + kk;
-    t[tile_index(rr, kk)] = (r < R && k < K) ? at<KContiguous>(x, ld, r, k) : 0.0;
+  constexpr int kSlowStep = kThreads / kTile, kLoads = kTile * kTile / kThreads;
+  const int fast = threadIdx.x % kTile, slow0 = threadIdx.x / kTile;
+  const int fast_at = (KContiguous ? k0 : r0) + fast, fast_end = KContiguous ? K : R;
+  const int slow_at = (KContiguous ? r0 : k0) + slow0, slow_end = KContiguous ? R : K;
+  const double* p = x + fast_at + static_cast<std::size_t>(slow_at) * ld;
+  const std::size_t step = static_cast<std::size_t>(kSlowStep) * ld;
+  const int in_range = fast_at < fast_end ? (slow_end - slow_at + kSlowStep - 1) / kSlowStep : 0;
+  double v[kLoads];
+#pragma unroll
+  for (int n = 0; n < kLoads; ++n, p += step) v[n] = n < in_range ? *p : 0.0;
+#pragma unroll
+  for (int n = 0; n < kLoads; ++n) {
+    const int slow = slow0 + n * kSlowStep;
+    t[KContiguous ? tile_index(slow, fast) : tile_index(fast, slow)] = v[n];
   }
 }
 
@@ -301,52 +306,84 @@ __device__ __forceinline__ void normalise(long long (&a)[L]) {
   }
 }
 
-// X_ij from its residues, times 2^(e_i + f_j - S) (S = qa + qb), alpha and beta applied. `a` gives op(A) and
-// op(B) for the rows and columns holding Inf or NaN.
+// X from the INT32 products p_l of one element (its residues are p_l mod m_l), times 2^scale.
 template <int N>
-__global__ void recombine_kernel(int M, int Ncols, int K, int S, const int* prod, int ldp, std::size_t p_stride,
-                                 const int* ea, const int* fb, Crt c, GemmArgs a) {
-  const double alpha = a.alpha, beta = a.beta;
+__device__ __forceinline__ double crt_value(const int (&p)[N], const Crt& c, int scale) {
   constexpr int L = limbs(N);
-  const int i = blockIdx.x * blockDim.x + threadIdx.x;
-  if (i >= M) return;
+  unsigned long long acc[L] = {};
+#pragma unroll
+  for (int l = 0; l < N; ++l) {
+    const int m = modulus(l);
+    int r = p[l] % m;
+    r += r < 0 ? m : 0;
+    const unsigned ru = static_cast<unsigned>(r);  // in [0, 256): 32 x 32 -> 64-bit products
+#pragma unroll
+    for (int t = 0; t < L; ++t) acc[t] += static_cast<unsigned long long>(ru) * c.w[l][t];
+  }
+  // X = S - round(S / P) P, in (-P/2, P/2): S / P needs only a few exact bits, the limbs stay exact.
+  double s = 0;
+#pragma unroll
+  for (int t = L - 1; t >= 0; --t) s = s * 4294967296.0 + static_cast<double>(acc[t]);
+  const long long n = __double2ll_rn(s * c.inv_P);
+  long long a[L];
+#pragma unroll
+  for (int t = 0; t < L; ++t) a[t] = static_cast<long long>(acc[t]) - n * static_cast<long long>(c.P[t]);
+  normalise(a);
+  const bool negative = a[L - 1] < 0;
+  if (negative) {
+#pragma unroll
+    for (int t = 0; t < L; ++t) a[t] = -a[t];
+    normalise(a);
+  }
+  return ldexp(negative ? -limbs_to_double(a) : limbs_to_double(a), scale);
+}
+
+// Rows of C per thread of the recombination: each product is read with one 16-byte load (ldp is a multiple of
+// 4, the products 256-byte aligned), so the addressing and the per-thread work are shared by four elements.
+constexpr int kRecombineRows = 4;
+constexpr int kRecombineThreads = 128;
+
+// C_ij = alpha X_ij 2^(e_i + f_j - S) + beta C_ij (S = qa + qb), X_ij from its products. `a` gives op(A) and
+// op(B) for the rows and columns holding Inf or NaN. Rows from M to ldp are never read (initcheck-clean).
+template <int N>
+__global__ void __launch_bounds__(kRecombineThreads) recombine_kernel(int M, int Ncols, int K, int S, const int* prod,
+                                                                      int ldp, std::size_t p_stride, const int* ea,
+                                                                      const int* fb, Crt c, GemmArgs a) {
+  const int i0 = (blockIdx.x * blockDim.x + threadIdx.x) * kRecombineRows;
+  if (i0 >= M) return;
+  const bool full = i0 + kRecombineRows <= M;
   for (int j = blockIdx.y; j < Ncols; j += gridDim.y) {
-    const int ei = ea[i], fj = fb[j];
-    double x;
-    if (ei == kBad || fj == kBad) {  // Inf or NaN in the row or column: the plain dot product, as native
-      x = 0;
-      for (int k = 0; k < K; ++k)
-        x = fma(a.A[a.a_index(i, k)], a.B[a.b_index(k, j)], x);
-    } else {
-      unsigned long long acc[L] = {};
-      const int* p = prod + static_cast<std::size_t>(j) * ldp + i;
+    const int* p = prod + static_cast<std::size_t>(j) * ldp + i0;
+    int v[kRecombineRows][N];
+    if (full) {
 #pragma unroll
       for (int l = 0; l < N; ++l) {
-        const int m = modulus(l);
-        int r = p[l * p_stride] % m;
-        r += r < 0 ? m : 0;
-        const unsigned ru = static_cast<unsigned>(r);  // in [0, 256): 32 x 32 -> 64-bit products
-#pragma unroll
-        for (int t = 0; t < L; ++t) acc[t] += static_cast<unsigned long long>(ru) * c.w[l][t];
+        const int4 q = *reinterpret_cast<const int4*>(p + l * p_stride);
+        v[0][l] = q.x;
+        v[1][l] = q.y;
+        v[2][l] = q.z;
+        v[3][l] = q.w;
       }
-      // X = S - round(S / P) P, in (-P/2, P/2): S / P needs only a few exact bits, the limbs stay exact.
-      double s = 0;
+    } else {
 #pragma unroll
-      for (int t = L - 1; t >= 0; --t) s = s * 4294967296.0 + static_cast<double>(acc[t]);
-      const long long n = __double2ll_rn(s * c.inv_P);
-      long long a[L];
+      for (int l = 0; l < N; ++l)
 #pragma unroll
-      for (int t = 0; t < L; ++t) a[t] = static_cast<long long>(acc[t]) - n * static_cast<long long>(c.P[t]);
-      normalise(a);
-      const bool negative = a[L - 1] < 0;
-      if (negative) {
-#pragma unroll
-        for (int t = 0; t < L; ++t) a[t] = -a[t];
-        normalise(a);
-      }
-      x = ldexp(negative ? -limbs_to_double(a) : limbs_to_double(a), ei + fj - S);
+        for (int r = 0; r < kRecombineRows; ++r) v[r][l] = i0 + r < M ? p[l * p_stride + r] : 0;
     }
-    scale_store(a.C + i + static_cast<std::size_t>(j) * a.ldc, alpha, beta, x);
+    const int fj = fb[j];
+#pragma unroll
+    for (int r = 0; r < kRecombineRows; ++r) {
+      const int i = i0 + r;
+      if (i >= M) break;
+      const int ei = ea[i];
+      double x = 0;
+      if (ei == kBad || fj == kBad) {  // Inf or NaN in the row or column: the plain dot product, as native
+        for (int k = 0; k < K; ++k) x = fma(a.A[a.a_index(i, k)], a.B[a.b_index(k, j)], x);
+      } else {
+        x = crt_value(v[r], c, ei + fj - S);
+      }
+      scale_store(a.C + i + static_cast<std::size_t>(j) * a.ldc, a.alpha, a.beta, x);
+    }
   }
 }
 
@@ -518,8 +555,9 @@ void emulate(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const D
   ctx.mark_phase("residues");
   int8_products(ctx, a.M, a.N, w, a8, b8, prod, N, "ozaki_products");
   ctx.mark_phase("int8_products");
-  const dim3 grid((a.M + 127) / 128, std::min(a.N, 65535));
-  dev::recombine_kernel<N><<<grid, 128, 0, s>>>(a.M, a.N, a.K, d.qa + d.qb, prod, w.ldp, w.p_stride / 4, st.e, st.e + a.M,
+  constexpr int kRowsPerBlock = dev::kRecombineThreads * dev::kRecombineRows;
+  const dim3 grid((a.M + kRowsPerBlock - 1) / kRowsPerBlock, std::min(a.N, 65535));
+  dev::recombine_kernel<N><<<grid, dev::kRecombineThreads, 0, s>>>(a.M, a.N, a.K, d.qa + d.qb, prod, w.ldp, w.p_stride / 4, st.e, st.e + a.M,
                                                 crt(N), a);
   CUDA_CHECK(cudaGetLastError());
   ctx.mark_phase("recombination");
