@@ -18,10 +18,8 @@
 // Under stream capture (CUDA graphs) the statistics cannot be read back: the launch reuses the decision made
 // for the same operands (pointers, shape) by an earlier launch of this process, else takes kMaxModuli.
 // Run: build/bench/kbench run --suite gemm --variants ozaki --sizes 4096,8192,16384
-#include "common/per_device.hpp"
 #include "gemm/07_ozaki/ozaki.hpp"
 #include "gemm/07_ozaki/products.hpp"
-#include "gemm/cp_async_pipeline.cuh"
 #include "gemm/gemm.hpp"
 #include "gemm/kernel_common.cuh"
 
@@ -63,65 +61,36 @@ __device__ __forceinline__ TileChunk tile_chunk(int rr, int kk0) {
   return {rr * kTile + (kk0 ^ (g & 8)), (j ^ g) & 7};
 }
 
-// How the threads walk a kTile x kTile tile of the view (rows r0.., k0..: A's rows, x[r + k ld], or B's
-// columns, x[k + r ld]): thread t takes the contiguous index t % kTile at every kSlowStep-th slow index from
-// t / kTile, so each warp's load is one run of 256 bytes. Element n of the thread's kLoads is at src + n step
-// in global memory (inside R x K where n < in_range) and at index(n) in the tile.
-template <bool KContiguous>
-struct TileWalk {
-  static constexpr int kSlowStep = kThreads / kTile, kLoads = kTile * kTile / kThreads;
-  int fast, slow0, in_range;
-  const double* src;
-  std::size_t step;
-  __device__ __forceinline__ TileWalk(const double* x, int ld, int R, int K, int r0, int k0) {
-    fast = threadIdx.x % kTile;
-    slow0 = threadIdx.x / kTile;
-    const int fast_at = (KContiguous ? k0 : r0) + fast, fast_end = KContiguous ? K : R;
-    const int slow_at = (KContiguous ? r0 : k0) + slow0, slow_end = KContiguous ? R : K;
-    in_range = fast_at < fast_end ? (slow_end - slow_at + kSlowStep - 1) / kSlowStep : 0;
-    src = x + fast_at + static_cast<std::size_t>(slow_at) * ld;
-    step = static_cast<std::size_t>(kSlowStep) * ld;
-  }
-  __device__ __forceinline__ int index(int n) const {
-    const int slow = slow0 + n * kSlowStep;
-    return KContiguous ? tile_index(slow, fast) : tile_index(fast, slow);
-  }
-};
-
-// The tile into shared memory, zero outside R x K: all kLoads loads are issued before the first store, so that
-// each thread has them all in flight at once.
+// A kTile x kTile tile of the view (rows r0.., k0..: A's rows, x[r + k ld], or B's columns, x[k + r ld]) into
+// shared memory, zero outside R x K. Thread t takes the contiguous index t % kTile at every kSlowStep-th slow
+// index from t / kTile, so each warp's load is one run of 256 bytes; all kLoads loads are issued before the
+// first store, so that each thread has them all in flight at once.
 template <bool KContiguous>
 __device__ __forceinline__ void load_tile(double* t, const double* x, int ld, int R, int K, int r0, int k0) {
-  const TileWalk<KContiguous> w(x, ld, R, K, r0, k0);
-  double v[w.kLoads];
-  const double* p = w.src;
+  constexpr int kSlowStep = kThreads / kTile, kLoads = kTile * kTile / kThreads;
+  const int fast = threadIdx.x % kTile, slow0 = threadIdx.x / kTile;
+  const int fast_at = (KContiguous ? k0 : r0) + fast, fast_end = KContiguous ? K : R;
+  const int slow_at = (KContiguous ? r0 : k0) + slow0, slow_end = KContiguous ? R : K;
+  const double* p = x + fast_at + static_cast<std::size_t>(slow_at) * ld;
+  const std::size_t step = static_cast<std::size_t>(kSlowStep) * ld;
+  const int in_range = fast_at < fast_end ? (slow_end - slow_at + kSlowStep - 1) / kSlowStep : 0;
+  double v[kLoads];
 #pragma unroll
-  for (int n = 0; n < w.kLoads; ++n, p += w.step) v[n] = n < w.in_range ? *p : 0.0;
+  for (int n = 0; n < kLoads; ++n, p += step) v[n] = n < in_range ? *p : 0.0;
 #pragma unroll
-  for (int n = 0; n < w.kLoads; ++n) t[w.index(n)] = v[n];
-}
-
-// The same tile by cp.async (sm_80 and later), without waiting: the copies land while the block works on
-// another tile. Elements outside R x K are zero-filled (source size 0, read from nowhere).
-template <bool KContiguous>
-__device__ __forceinline__ void copy_tile_async(double* t, const double* x, int ld, int R, int K, int r0, int k0) {
-  const TileWalk<KContiguous> w(x, ld, R, K, r0, k0);
-  const double* p = w.src;
-#pragma unroll
-  for (int n = 0; n < w.kLoads; ++n, p += w.step) {
-    const bool in = n < w.in_range;
-    pipeline::cp_async<8>(t + w.index(n), in ? p : x, in ? 8 : 0);
+  for (int n = 0; n < kLoads; ++n) {
+    const int slow = slow0 + n * kSlowStep;
+    t[KContiguous ? tile_index(slow, fast) : tile_index(fast, slow)] = v[n];
   }
-  pipeline::cp_async_commit();
 }
 
-// This thread's row of k-tile kt's tile in pass 0 or 1 and its first k (kChunk each, 8 threads per row), and
-// their place in the view; false where the row or k lies outside R x Kp.
-__device__ __forceinline__ bool tile_slot(int pass, int kt, int R, int Kp, int& rr, int& kk0, int& r, int& k) {
+// This thread's row of the tile in pass 0 or 1 and its first k (kChunk each, 8 threads per row), and their
+// place in the view; false where the row or k lies outside R x Kp.
+__device__ __forceinline__ bool tile_slot(int pass, int R, int Kp, int& rr, int& kk0, int& r, int& k) {
   rr = threadIdx.x / 8 + pass * (kTile / 2);
   kk0 = threadIdx.x % 8 * kChunk;
   r = blockIdx.x * kTile + rr;
-  k = kt * kTile + kk0;
+  k = blockIdx.y * kTile + kk0;
   return r < R && k < Kp;
 }
 
@@ -146,7 +115,7 @@ __global__ void __launch_bounds__(kThreads) stats_kernel(const double* x, int ld
   __syncthreads();
   for (int pass = 0; pass < 2; ++pass) {
     int rr, kk0, r, k;
-    tile_slot(pass, blockIdx.y, R, K, rr, kk0, r, k);
+    tile_slot(pass, R, K, rr, kk0, r, k);
     const TileChunk ch = tile_chunk(rr, kk0);
     unsigned long long m = 0;
     double s = 0;
@@ -254,7 +223,7 @@ __global__ void __launch_bounds__(kThreads) coarse_kernel(const double* x, int l
   __syncthreads();
   for (int pass = 0; pass < 2; ++pass) {
     int rr, kk0, r, k;
-    if (!tile_slot(pass, blockIdx.y, R, Kp, rr, kk0, r, k)) continue;
+    if (!tile_slot(pass, R, Kp, rr, kk0, r, k)) continue;
     const int er = e[r];
     uint2* dst = reinterpret_cast<uint2*>(out + static_cast<std::size_t>(r) * Kp + k);
     if (er == kBad) {
@@ -275,61 +244,35 @@ __global__ void __launch_bounds__(kThreads) coarse_kernel(const double* x, int l
 // into the pieces of residue_plus_128 (ozaki.hpp); per modulus it then costs two multiply-adds, an add, a
 // multiply-high, a shift and a multiply-subtract, where a 64-bit remainder by a constant costs several times
 // as many instructions.
-//
-// A block takes kResidueTiles k-tiles of its 64 rows in turn, two tile buffers in dynamic shared memory: from
-// sm_80 the next tile's copies (cp.async) are in flight while the block converts the current one, so that
-// reading A or B does not pause while the block computes and writes its residues (docs/gemm-notes.md, step 30);
-// below sm_80 each tile is loaded, then converted.
-constexpr int kResidueTiles = 4;
-constexpr int kResidueSmemBytes = 2 * kTile * kTile * 8;
-
 template <int N, bool KContiguous>
-__global__ void __launch_bounds__(kThreads, 3) residues_kernel(const double* x, int ld, int R, int K, int Kp,
+__global__ void __launch_bounds__(kThreads, 4) residues_kernel(const double* x, int ld, int R, int K, int Kp,
                                                                const int* e, int q, signed char* out,
                                                                std::size_t stride) {
-  extern __shared__ double tiles[];  // two kTile x kTile tiles
-  const int r0 = blockIdx.x * kTile;
-  const int first = blockIdx.y * kResidueTiles, end = min(first + kResidueTiles, (Kp + kTile - 1) / kTile);
-#if __CUDA_ARCH__ >= 800
-  copy_tile_async<KContiguous>(tiles, x, ld, R, K, r0, first * kTile);
-#endif
-  for (int kt = first; kt < end; ++kt) {
-    double* t = tiles + (kt - first) % 2 * kTile * kTile;
-#if __CUDA_ARCH__ >= 800
-    if (kt + 1 < end)
-      copy_tile_async<KContiguous>(tiles + (kt + 1 - first) % 2 * kTile * kTile, x, ld, R, K, r0, (kt + 1) * kTile);
-    else
-      pipeline::cp_async_commit();  // an empty group: the wait below always leaves the newest one pending
-    pipeline::cp_async_wait<1>();
-#else
-    load_tile<KContiguous>(t, x, ld, R, K, r0, kt * kTile);
-#endif
-    __syncthreads();
-    for (int pass = 0; pass < 2; ++pass) {
-      int rr, kk0, r, k;
-      if (!tile_slot(pass, kt, R, Kp, rr, kk0, r, k)) continue;
-      const int er = e[r];
-      signed char* dst = out + static_cast<std::size_t>(r) * Kp + k;
-      if (er == kBad) {
+  __shared__ double t[kTile * kTile];
+  load_tile<KContiguous>(t, x, ld, R, K, blockIdx.x * kTile, blockIdx.y * kTile);
+  __syncthreads();
+  for (int pass = 0; pass < 2; ++pass) {
+    int rr, kk0, r, k;
+    if (!tile_slot(pass, R, Kp, rr, kk0, r, k)) continue;
+    const int er = e[r];
+    signed char* dst = out + static_cast<std::size_t>(r) * Kp + k;
+    if (er == kBad) {
 #pragma unroll
-        for (int l = 0; l < N; ++l) *reinterpret_cast<uint2*>(dst + l * stride) = make_uint2(0, 0);
-        continue;
-      }
-      const Pow2 f = pow2(q - er);
-      const TileChunk ch = tile_chunk(rr, kk0);
-      unsigned w[kChunk], v1[kChunk], v0[kChunk];
-#pragma unroll
-      for (int i = 0; i < kChunk; ++i)
-        residue_pieces(__double2ll_rn(times(t[ch.base + (i ^ ch.c)], f)), w[i], v1[i], v0[i]);
-#pragma unroll
-      for (int l = 0; l < N; ++l) {
-        unsigned b[kChunk];
-#pragma unroll
-        for (int i = 0; i < kChunk; ++i) b[i] = residue_plus_128(w[i], v1[i], v0[i], l);
-        *reinterpret_cast<uint2*>(dst + l * stride) = pack8(b, 0x80808080u);
-      }
+      for (int l = 0; l < N; ++l) *reinterpret_cast<uint2*>(dst + l * stride) = make_uint2(0, 0);
+      continue;
     }
-    __syncthreads();  // every thread is done with t before the copies of the tile after next overwrite it
+    const Pow2 f = pow2(q - er);
+    const TileChunk ch = tile_chunk(rr, kk0);
+    unsigned w[kChunk], v1[kChunk], v0[kChunk];
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i) residue_pieces(__double2ll_rn(times(t[ch.base + (i ^ ch.c)], f)), w[i], v1[i], v0[i]);
+#pragma unroll
+    for (int l = 0; l < N; ++l) {
+      unsigned b[kChunk];
+#pragma unroll
+      for (int i = 0; i < kChunk; ++i) b[i] = residue_plus_128(w[i], v1[i], v0[i], l);
+      *reinterpret_cast<uint2*>(dst + l * stride) = pack8(b, 0x80808080u);
+    }
   }
 }
 
@@ -585,22 +528,6 @@ DeviceStats statistics(const GemmArgs& a, ExecContext& ctx, bool accurate) {
   return st;
 }
 
-// The residues of one operand's view (residues_kernel), with the kernel's two tile buffers allowed once per device.
-template <int N, bool KC>
-void residues(cudaStream_t s, const double* x, int ld, int R, int K, int Kp, const int* e, int q, signed char* out,
-              std::size_t stride) {
-  static PerDevice<bool> allowed([](int) {
-    CUDA_CHECK(cudaFuncSetAttribute(dev::residues_kernel<N, KC>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                    dev::kResidueSmemBytes));
-    return true;
-  });
-  allowed.get();
-  const int k_tiles = (Kp + dev::kTile - 1) / dev::kTile;
-  const dim3 grid((R + dev::kTile - 1) / dev::kTile, (k_tiles + dev::kResidueTiles - 1) / dev::kResidueTiles);
-  dev::residues_kernel<N, KC><<<grid, dev::kThreads, dev::kResidueSmemBytes, s>>>(x, ld, R, K, Kp, e, q, out, stride);
-  CUDA_CHECK(cudaGetLastError());
-}
-
 template <int N>
 void emulate(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const Decision& d, const Workspace& w) {
   const cudaStream_t s = ctx.stream();
@@ -614,11 +541,17 @@ void emulate(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const D
     CUDA_CHECK(cudaGetLastError());
   }
   with_view(a, false, [&](auto kc) {
-    residues<N, decltype(kc)::value>(s, a.A, a.lda, a.M, a.K, w.Kp, st.e, d.qa, a8, w.a_stride);
+    constexpr bool KC = decltype(kc)::value;
+    dev::residues_kernel<N, KC><<<tile_grid(a.M, w.Kp), dev::kThreads, 0, s>>>(a.A, a.lda, a.M, a.K, w.Kp, st.e, d.qa,
+                                                                              a8, w.a_stride);
   });
+  CUDA_CHECK(cudaGetLastError());
   with_view(a, true, [&](auto kc) {
-    residues<N, decltype(kc)::value>(s, a.B, a.ldb, a.N, a.K, w.Kp, st.e + a.M, d.qb, b8, w.b_stride);
+    constexpr bool KC = decltype(kc)::value;
+    dev::residues_kernel<N, KC><<<tile_grid(a.N, w.Kp), dev::kThreads, 0, s>>>(a.B, a.ldb, a.N, a.K, w.Kp,
+                                                                              st.e + a.M, d.qb, b8, w.b_stride);
   });
+  CUDA_CHECK(cudaGetLastError());
   ctx.mark_phase("residues");
   int8_products(ctx, a.M, a.N, w, a8, b8, prod, N, "ozaki_products");
   ctx.mark_phase("int8_products");
