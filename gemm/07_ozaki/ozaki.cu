@@ -1,9 +1,10 @@
 // ozaki: DGEMM on the INT8 tensor cores (Ozaki scheme II; the scheme, its error and the rule: ozaki.hpp).
 //
 // One launch, all on the context's stream:
-//   1. statistics: per row of A and column of B, the largest magnitude (as bits, so NaN wins) and the sum of
-//      magnitudes; then per row the exponent e_i and the rule's rho; the host reads the two largest rho back
-//      (one 16-byte copy and a wait) and decides the moduli count, or native DGEMM;
+//   1. statistics: per row of A and column of B, the largest magnitude (as bits, so NaN wins), the sum of
+//      magnitudes and the sum of squares; then per row the exponent e_i and the rule's rho and tau; the host reads
+//      A's and B's largest rho and tau back (one 32-byte copy and a wait) and decides the moduli count, or native
+//      DGEMM;
 //   2. residues: A and B scaled, rounded to integers and reduced modulo every modulus in one pass each, written
 //      K-major as int8 (an operand stored with M or N contiguous is transposed through shared memory) with zeros
 //      up to K rounded to 16;
@@ -109,7 +110,7 @@ __device__ __forceinline__ double times(double x, Pow2 p) { return x * p.lo * p.
 
 template <bool KContiguous>
 __global__ void __launch_bounds__(kThreads) stats_kernel(const double* x, int ld, int R, int K,
-                                                         unsigned long long* amax, double* sum) {
+                                                         unsigned long long* amax, double* sum, double* sumsq) {
   __shared__ double t[kTile * kTile];
   load_tile<KContiguous>(t, x, ld, R, K, blockIdx.x * kTile, blockIdx.y * kTile);
   __syncthreads();
@@ -118,33 +119,48 @@ __global__ void __launch_bounds__(kThreads) stats_kernel(const double* x, int ld
     tile_slot(pass, R, K, rr, kk0, r, k);
     const TileChunk ch = tile_chunk(rr, kk0);
     unsigned long long m = 0;
-    double s = 0;
+    double s = 0, s2 = 0;
 #pragma unroll
     for (int i = 0; i < kChunk; ++i) {
       const double v = fabs(t[ch.base + (i ^ ch.c)]);
       m = max(m, static_cast<unsigned long long>(__double_as_longlong(v)));  // NaN's bits above Inf's
       s += v * kSumScale;
+      s2 += (v * kSumScale) * (v * kSumScale);
     }
     for (int o = 1; o < 8; o <<= 1) {
       m = max(m, __shfl_xor_sync(0xffffffffu, m, o));
       s += __shfl_xor_sync(0xffffffffu, s, o);
+      s2 += __shfl_xor_sync(0xffffffffu, s2, o);
     }
     if (threadIdx.x % 8 == 0 && r < R) {
       atomicMax(amax + r, m);
       atomicAdd(sum + r, s);
+      atomicAdd(sumsq + r, s2);
     }
   }
 }
 
-// rho of a finite non-zero row, 2^ex K / (sum |x|) (>= 1), into the running maximum (as bits: non-negative).
-__device__ __forceinline__ void max_rho(int K, double sum, int ex, unsigned long long* rho_max) {
-  const double rho = ldexp(static_cast<double>(K) / sum, ex) * kSumScale;
-  atomicMax(rho_max, static_cast<unsigned long long>(__double_as_longlong(isnan(rho) ? INFINITY : rho)));
+// A non-negative value (NaN as Inf) into a running maximum held as bits.
+__device__ __forceinline__ void atomic_max_nonneg(unsigned long long* at, double v) {
+  atomicMax(at, static_cast<unsigned long long>(__double_as_longlong(isnan(v) ? INFINITY : v)));
 }
 
-// Per row: e (amax < 2^e), or kBad; the largest rho = 2^e / mean |x| over the finite non-zero rows.
-__global__ void exponents_kernel(int R, int K, const unsigned long long* amax, const double* sum, int* e,
-                                 unsigned long long* rho_max) {
+// rho of a finite non-zero row, 2^ex K / (sum |x|) (>= 1), into the running maximum; returns it.
+__device__ __forceinline__ double max_rho(int K, double sum, int ex, unsigned long long* rho_max) {
+  const double rho = ldexp(static_cast<double>(K) / sum, ex) * kSumScale;
+  atomic_max_nonneg(rho_max, rho);
+  return rho;
+}
+
+// The rows whose tau the statistics measure: largest magnitude in [2^-400, 2^400]. Their sums of squares (times
+// kSumScale^2) cannot overflow, and the squares that underflow (elements below 2^-500) weigh less than 2^-180 of
+// the largest one's; any other row keeps tau's bound, sqrt(rho).
+constexpr double kTauLow = 0x1p-400, kTauHigh = 0x1p400;
+
+// Per row: e (amax < 2^e), or kBad; over the finite non-zero rows, the largest rho = 2^e / mean |x| and the largest
+// tau = rms / mean |x| = sqrt(K sum x^2) / sum |x| (at most sqrt(rho): rms^2 <= max |x| mean |x|).
+__global__ void exponents_kernel(int R, int K, const unsigned long long* amax, const double* sum, const double* sumsq,
+                                 int* e, unsigned long long* rho_max, unsigned long long* tau_max) {
   const int r = blockIdx.x * blockDim.x + threadIdx.x;
   if (r >= R) return;
   const double m = __longlong_as_double(static_cast<long long>(amax[r]));
@@ -155,7 +171,10 @@ __global__ void exponents_kernel(int R, int K, const unsigned long long* amax, c
   int ex = 0;
   if (m > 0) {
     frexp(m, &ex);
-    max_rho(K, sum[r], ex, rho_max);
+    const double rho = max_rho(K, sum[r], ex, rho_max);
+    double tau = sqrt(rho);
+    if (m >= kTauLow && m <= kTauHigh) tau = fmin(tau, sqrt(K * sumsq[r]) / sum[r]);
+    atomic_max_nonneg(tau_max, tau);
   }
   e[r] = ex;
 }
@@ -395,11 +414,15 @@ namespace {
 struct DeviceStats {
   unsigned long long* amax;  // M + N
   double* sum;               // M + N
+  double* sumsq;             // M + N
   int* e;                    // M + N
-  unsigned long long* rho;   // A's and B's rho; with accurate scaling then kShiftCap + 1 of A's effective, of B's
+  unsigned long long* rho;   // the slots below: A's and B's rho and tau; with accurate scaling the effective rho
   int* shift;                // M + N coarse shifts (accurate scaling), else null
 };
-constexpr int kRhoSlots = 2 + 2 * (kShiftCap + 1);
+// st.rho's slots: A's rho, B's rho, A's tau, B's tau; with accurate scaling then kShiftCap + 1 of A's effective
+// rho (one per cap), and as many of B's.
+constexpr int kRhoA = 0, kRhoB = 1, kTauA = 2, kTauB = 3, kShiftedA = 4, kShiftedB = kShiftedA + kShiftCap + 1;
+constexpr int kRhoSlots = kShiftedB + kShiftCap + 1;
 
 // The row views of the operands: A's rows are op(A)'s (k contiguous where op(A) = A^T), B's are op(B)'s columns
 // (k contiguous where op(B) = B). Calls f(std::bool_constant<KContiguous>) for the view of A (b false) or B.
@@ -446,18 +469,22 @@ Decision choose(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, int 
                  (d.accurate ? ", accurate scaling" : "");
     return d;
   }
-  const int slots = accurate ? kRhoSlots : 2;
+  const int slots = accurate ? kRhoSlots : kShiftedA;
   auto* host = static_cast<unsigned long long*>(ctx.pinned_scratch(slots * sizeof(unsigned long long)));
   CUDA_CHECK(cudaMemcpyAsync(host, st.rho, slots * sizeof(unsigned long long), cudaMemcpyDeviceToHost, ctx.stream()));
   CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
-  double rho[kRhoSlots];
+  double rho[kRhoSlots] = {};  // slots not read back stay 0, which decide() takes as 1
   for (int t = 0; t < slots; ++t) {
     std::memcpy(&rho[t], &host[t], sizeof(double));
     rho[t] = host[t] == 0 ? 1.0 : std::max(rho[t], 1.0);  // no finite non-zero row: nothing to lose
   }
-  std::copy(rho + 2, rho + 2 + kShiftCap + 1, shifts.rho_a);
-  std::copy(rho + 3 + kShiftCap, rho + kRhoSlots, shifts.rho_b);
-  const Stats s{rho[0], std::sqrt(rho[0]), rho[1], std::sqrt(rho[1])};  // rms / mean <= sqrt(max / mean)
+  std::copy(rho + kShiftedA, rho + kShiftedB, shifts.rho_a);
+  std::copy(rho + kShiftedB, rho + kRhoSlots, shifts.rho_b);
+  const Stats s{rho[kRhoA], rho[kTauA], rho[kRhoB], rho[kTauB]};
+  std::ostringstream inputs;
+  inputs.precision(6);
+  inputs << "rho_a=" << s.rho_a << " rho_b=" << s.rho_b << " tau_a=" << s.tau_a << " tau_b=" << s.tau_b;
+  ctx.notes()["ozaki_inputs"] = inputs.str();
   Decision d = decide(a.M, a.N, a.K, s, fixed, accurate ? &shifts : nullptr);
   const std::lock_guard<std::mutex> lock(cache_mutex);
   decisions()[key] = d;
@@ -488,12 +515,12 @@ void coarse_shifts(const GemmArgs& a, ExecContext& ctx, DeviceStats& st) {
   dev::coarse_row_max_kernel<<<dim3((a.M + 255) / 256, std::min(a.N, 256)), 256, 0, s>>>(a.M, a.N, W, w.ldp, wmax);
   CUDA_CHECK(cudaGetLastError());
   dev::coarse_shift_kernel<<<(a.M + 255) / 256, 256, 0, s>>>(a.M, a.K, wmax, st.amax, st.sum, st.e, shift,
-                                                              st.rho + 2);
+                                                              st.rho + kShiftedA);
   CUDA_CHECK(cudaGetLastError());
   dev::coarse_col_shift_kernel<<<a.N, 256, 0, s>>>(a.M, a.K, W, w.ldp, shift, shift + a.M);
   CUDA_CHECK(cudaGetLastError());
   dev::coarse_shift_kernel<<<(a.N + 255) / 256, 256, 0, s>>>(a.N, a.K, nullptr, st.amax + a.M, st.sum + a.M,
-                                                              st.e + a.M, shift + a.M, st.rho + 3 + kShiftCap);
+                                                              st.e + a.M, shift + a.M, st.rho + kShiftedB);
   CUDA_CHECK(cudaGetLastError());
 }
 
@@ -502,27 +529,31 @@ DeviceStats statistics(const GemmArgs& a, ExecContext& ctx, bool accurate) {
   DeviceStats st{};
   st.amax = static_cast<unsigned long long*>(ctx.device_scratch(R * 8));
   st.sum = static_cast<double*>(ctx.device_scratch(R * 8));
+  st.sumsq = static_cast<double*>(ctx.device_scratch(R * 8));
   st.e = static_cast<int*>(ctx.device_scratch(R * 4));
   st.rho = static_cast<unsigned long long*>(ctx.device_scratch(kRhoSlots * 8));
   const cudaStream_t s = ctx.stream();
   CUDA_CHECK(cudaMemsetAsync(st.amax, 0, R * 8, s));
   CUDA_CHECK(cudaMemsetAsync(st.sum, 0, R * 8, s));
+  CUDA_CHECK(cudaMemsetAsync(st.sumsq, 0, R * 8, s));
   CUDA_CHECK(cudaMemsetAsync(st.rho, 0, kRhoSlots * 8, s));
   with_view(a, false, [&](auto kc) {
     constexpr bool KC = decltype(kc)::value;
-    dev::stats_kernel<KC><<<tile_grid(a.M, a.K), dev::kThreads, 0, s>>>(a.A, a.lda, a.M, a.K, st.amax, st.sum);
+    dev::stats_kernel<KC><<<tile_grid(a.M, a.K), dev::kThreads, 0, s>>>(a.A, a.lda, a.M, a.K, st.amax, st.sum,
+                                                                        st.sumsq);
   });
   CUDA_CHECK(cudaGetLastError());
   with_view(a, true, [&](auto kc) {
     constexpr bool KC = decltype(kc)::value;
     dev::stats_kernel<KC><<<tile_grid(a.N, a.K), dev::kThreads, 0, s>>>(a.B, a.ldb, a.N, a.K, st.amax + a.M,
-                                                                        st.sum + a.M);
+                                                                        st.sum + a.M, st.sumsq + a.M);
   });
   CUDA_CHECK(cudaGetLastError());
-  dev::exponents_kernel<<<(a.M + 255) / 256, 256, 0, s>>>(a.M, a.K, st.amax, st.sum, st.e, st.rho);
+  dev::exponents_kernel<<<(a.M + 255) / 256, 256, 0, s>>>(a.M, a.K, st.amax, st.sum, st.sumsq, st.e,
+                                                           st.rho + kRhoA, st.rho + kTauA);
   CUDA_CHECK(cudaGetLastError());
-  dev::exponents_kernel<<<(a.N + 255) / 256, 256, 0, s>>>(a.N, a.K, st.amax + a.M, st.sum + a.M, st.e + a.M,
-                                                           st.rho + 1);
+  dev::exponents_kernel<<<(a.N + 255) / 256, 256, 0, s>>>(a.N, a.K, st.amax + a.M, st.sum + a.M, st.sumsq + a.M,
+                                                           st.e + a.M, st.rho + kRhoB, st.rho + kTauB);
   CUDA_CHECK(cudaGetLastError());
   if (accurate) coarse_shifts(a, ctx, st);
   return st;

@@ -99,7 +99,8 @@ int scale_bits(int n, int K);
 
 // Statistics of the inputs, from the device: over the rows of A (columns of B) that are finite and not zero,
 // rho = max 2^e / mean |x| (>= 1: how far the row's largest exponent sits above its typical element) and
-// tau = max rms(x) / mean |x| (>= 1: the spread of the magnitudes).
+// tau = max rms(x) / mean |x| (>= 1: the spread of the magnitudes; measured from the rows' sums of squares where a
+// row's largest magnitude lies in [2^-400, 2^400], else that row's bound sqrt(rho): rms^2 <= max |x| mean |x|).
 struct Stats {
   double rho_a = 1, tau_a = 1, rho_b = 1, tau_b = 1;
 };
@@ -155,10 +156,10 @@ struct Shifts {
 // equal: qa - qb = log2(rho_a tau_b / (rho_b tau_a))), each in [0, 62] (the residues' 64-bit intermediate).
 std::pair<int, int> split_bits(const Stats& s, int S);
 
-// The ratio the rule keeps under. Native cuBLAS DGEMM's own largest ratio on uniform data is 1.7-2.0 at K = 4096
-// (docs/gemm-notes.md); the accuracy rule is at most twice native's. The estimate above is an upper
-// estimate (tau from sqrt(rho), the worst row and column's rho together), so 3.0 keeps the measured error well
-// inside twice native's.
+// The ratio the rule keeps under. Native cuBLAS DGEMM's own largest ratio is 1.0-1.8 on uniform data at K = 4096 to
+// 16384 and grows with the spread of the magnitudes (about 2 at PHI 0.5, 4-5 at PHI 1; docs/gemm-notes.md); the
+// accuracy rule is native's or less. The estimate above is an upper estimate (the worst row and column
+// together, z for the largest of M N sums), so 3.0 keeps the measured error below native's.
 constexpr double kTargetRatio = 3.0;
 
 struct Decision {
