@@ -483,7 +483,8 @@ TEST(Ozaki, MeasuresTheSpreadOfItsInputs) {
     const auto [rho_a, tau_a] = host_rho_tau(p.A);
     const auto [rho_b, tau_b] = host_rho_tau(p.B.transpose());
     const double host[4] = {rho_a, rho_b, tau_a, tau_b};
-    for (int t = 0; t < 4; ++t) EXPECT_NEAR(d[t], host[t], 1e-5 * host[t]) << dist << ": " << noted << " (slot " << t << ")";
+    for (int t = 0; t < 4; ++t)
+      EXPECT_NEAR(d[t], host[t], 1e-5 * host[t]) << dist << ": " << noted << " (slot " << t << ")";
     EXPECT_LT(tau_a, std::sqrt(rho_a) * 0.99) << dist << ": tau measured, not the bound";
   }
 }

@@ -588,8 +588,8 @@ void emulate(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const D
   ctx.mark_phase("int8_products");
   constexpr int kRowsPerBlock = dev::kRecombineThreads * dev::kRecombineRows;
   const dim3 grid((a.M + kRowsPerBlock - 1) / kRowsPerBlock, std::min(a.N, 65535));
-  dev::recombine_kernel<N><<<grid, dev::kRecombineThreads, 0, s>>>(a.M, a.N, a.K, d.qa + d.qb, prod, w.ldp, w.p_stride / 4, st.e, st.e + a.M,
-                                                crt(N), a);
+  dev::recombine_kernel<N><<<grid, dev::kRecombineThreads, 0, s>>>(a.M, a.N, a.K, d.qa + d.qb, prod, w.ldp,
+                                                                   w.p_stride / 4, st.e, st.e + a.M, crt(N), a);
   CUDA_CHECK(cudaGetLastError());
   ctx.mark_phase("recombination");
 }

@@ -157,8 +157,8 @@ struct Shifts {
 std::pair<int, int> split_bits(const Stats& s, int S);
 
 // The ratio the rule keeps under. Native cuBLAS DGEMM's own largest ratio is 1.0-1.8 on uniform data at K = 4096 to
-// 16384 and grows with the spread of the magnitudes (about 2 at PHI 0.5, 4-5 at PHI 1; docs/gemm-notes.md); the
-// accuracy rule is native's or less. The estimate above is an upper estimate (the worst row and column
+// 16384 and grows with the spread of the magnitudes (about 2 at PHI 0.5, 3-6 at PHI 1; docs/gemm-notes.md); the
+// accuracy target is native's or less. The estimate above is an upper estimate (the worst row and column
 // together, z for the largest of M N sums), so 3.0 keeps the measured error below native's.
 constexpr double kTargetRatio = 3.0;
 
