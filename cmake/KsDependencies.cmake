@@ -4,7 +4,9 @@
 include(FetchContent)
 
 # 13.0: the toolkit the suite is built and tested with (cuBLAS 13's FP64-emulation API in gemm/00_cublas.cpp).
-find_package(CUDAToolkit 13.0 REQUIRED)  # CUDA::cudart, CUDA::cublas; CUB ships with the toolkit
+if(NOT KS_HIP)  # the HIP build finds its runtime in cmake/KsHip.cmake
+  find_package(CUDAToolkit 13.0 REQUIRED)  # CUDA::cudart, CUDA::cublas; CUB ships with the toolkit
+endif()
 find_package(OpenMP COMPONENTS CXX)      # optional: threads the Eigen reference and host reductions
 
 function(ks_require name debian_pkg)

@@ -14,6 +14,13 @@ std::string where(const char* expr, const char* file, int line) {
 
 bool CudaError::sticky() const noexcept {
   switch (code_) {
+#if defined(KS_HIP)
+    case hipErrorIllegalAddress:
+    case hipErrorLaunchFailure:
+    case hipErrorAssert:
+    case hipErrorLaunchTimeOut:
+    case hipErrorECCNotCorrectable:
+#else
     case cudaErrorIllegalAddress:
     case cudaErrorLaunchFailure:
     case cudaErrorIllegalInstruction:
@@ -24,6 +31,7 @@ bool CudaError::sticky() const noexcept {
     case cudaErrorAssert:
     case cudaErrorLaunchTimeout:
     case cudaErrorECCUncorrectable:
+#endif
       return true;
     default:
       return false;
@@ -35,10 +43,12 @@ void throw_cuda_error(cudaError_t code, const char* expr, const char* file, int 
                             cudaGetErrorString(code) + ")" + where(expr, file, line));
 }
 
+#if !defined(KS_HIP)
 void throw_cublas_error(cublasStatus_t status, const char* expr, const char* file, int line) {
   throw CublasError(status, std::string("cuBLAS error ") + cublasGetStatusName(status) + " (" +
                                 cublasGetStatusString(status) + ")" + where(expr, file, line));
 }
+#endif
 
 void report_cuda_error(cudaError_t code, const char* expr, const char* file, int line) noexcept {
   std::fprintf(stderr, "warning: CUDA error %s (%s) in `%s` at %s:%d\n", cudaGetErrorName(code),

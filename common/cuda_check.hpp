@@ -5,8 +5,11 @@
 // destructors: it reports to stderr and never throws.
 #pragma once
 
+#include "common/gpu_runtime.hpp"
+
+#if !defined(KS_HIP)  // cuBLAS: the CUDA build only
 #include <cublas_v2.h>
-#include <cuda_runtime.h>
+#endif
 
 #include <stdexcept>
 #include <string>
@@ -24,6 +27,7 @@ class CudaError : public std::runtime_error {
   cudaError_t code_;
 };
 
+#if !defined(KS_HIP)
 class CublasError : public std::runtime_error {
  public:
   CublasError(cublasStatus_t status, const std::string& what)
@@ -34,8 +38,9 @@ class CublasError : public std::runtime_error {
   cublasStatus_t status_;
 };
 
-[[noreturn]] void throw_cuda_error(cudaError_t code, const char* expr, const char* file, int line);
 [[noreturn]] void throw_cublas_error(cublasStatus_t status, const char* expr, const char* file, int line);
+#endif
+[[noreturn]] void throw_cuda_error(cudaError_t code, const char* expr, const char* file, int line);
 void report_cuda_error(cudaError_t code, const char* expr, const char* file, int line) noexcept;
 
 }  // namespace ks
@@ -60,6 +65,7 @@ void report_cuda_error(cudaError_t code, const char* expr, const char* file, int
 // synchronising call, which is checked too).
 #define CUDA_CHECK_LAUNCH() CUDA_CHECK(cudaGetLastError())
 
+#if !defined(KS_HIP)
 #define CUBLAS_CHECK(expr)                                                       \
   do {                                                                           \
     const cublasStatus_t ks_status_ = (expr);                                    \
@@ -67,3 +73,4 @@ void report_cuda_error(cudaError_t code, const char* expr, const char* file, int
       ::ks::throw_cublas_error(ks_status_, #expr, __FILE__, __LINE__);           \
     }                                                                            \
   } while (0)
+#endif

@@ -3,7 +3,7 @@
 #include "common/build_info.hpp"
 #include "common/cuda_check.hpp"
 
-#include <cuda_runtime.h>
+#include "common/gpu_runtime.hpp"
 
 #include <algorithm>
 #include <sstream>
@@ -64,13 +64,20 @@ DeviceFacts query_device(int index) {
   d.sm_count = p.multiProcessorCount;
   d.max_threads_per_block = p.maxThreadsPerBlock;
   d.max_threads_per_sm = p.maxThreadsPerMultiProcessor;
-  d.max_blocks_per_sm = p.maxBlocksPerMultiProcessor;
   d.warp_size = p.warpSize;
   d.regs_per_block = p.regsPerBlock;
-  d.regs_per_sm = p.regsPerMultiprocessor;
   d.smem_per_block = p.sharedMemPerBlock;
+#if defined(KS_HIP)  // HIP's properties name a compute unit's limits differently, and lack two
+  d.max_blocks_per_sm = 0;
+  d.regs_per_sm = 0;
+  d.smem_per_block_optin = p.sharedMemPerBlock;
+  d.smem_per_sm = p.maxSharedMemoryPerMultiProcessor;
+#else
+  d.max_blocks_per_sm = p.maxBlocksPerMultiProcessor;
+  d.regs_per_sm = p.regsPerMultiprocessor;
   d.smem_per_block_optin = p.sharedMemPerBlockOptin;
   d.smem_per_sm = p.sharedMemPerMultiprocessor;
+#endif
   d.l2_bytes = p.l2CacheSize;
   d.global_mem_bytes = p.totalGlobalMem;
   d.sm_clock_khz = attr(cudaDevAttrClockRate);

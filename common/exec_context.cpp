@@ -2,6 +2,7 @@
 
 namespace ks {
 
+#if !defined(KS_HIP)  // cuBLAS: the CUDA build only
 cublasHandle_t ExecContext::cublas() {
   if (!cublas_) {
     cublas_ = std::make_unique<CublasHandle>();
@@ -34,6 +35,7 @@ cublasLtHandle_t ExecContext::cublaslt() {
   if (!cublaslt_) cublaslt_ = std::make_unique<CublasLtHandle>();
   return cublaslt_->get();
 }
+#endif
 
 void ExecContext::begin_launch() {
   auto wait = [this] { CUDA_CHECK(cudaStreamSynchronize(stream_)); };

@@ -88,6 +88,7 @@ class ExecContext {
 
   cudaStream_t stream() const noexcept { return stream_; }
 
+#if !defined(KS_HIP)  // cuBLAS: the CUDA build only
   // A cuBLAS handle bound to stream(), created on first use, with a 32 MiB workspace of its own.
   cublasHandle_t cublas();
   // The handle with a workspace of at least `bytes` (from device scratch, this launch only) where a call
@@ -98,6 +99,7 @@ class ExecContext {
   std::pair<void*, std::size_t> cublas_workspace();
   // A cuBLASLt handle, created on first use (its calls name their stream).
   cublasLtHandle_t cublaslt();
+#endif
 
   // Called by the families' run functions before every variant launch: the scratch arenas start over.
   void begin_launch();
@@ -128,9 +130,11 @@ class ExecContext {
 
  private:
   cudaStream_t stream_;
+#if !defined(KS_HIP)
   std::unique_ptr<CublasHandle> cublas_;
   std::unique_ptr<CublasLtHandle> cublaslt_;
   DeviceBuffer<unsigned char> cublas_workspace_;
+#endif
   ScratchArena<DeviceBuffer<std::max_align_t>> device_scratch_;
   ScratchArena<PinnedBuffer<std::max_align_t>> pinned_scratch_;
   DeviceBuffer<unsigned> counters_;

@@ -5,7 +5,7 @@
 
 #include "common/cuda_check.hpp"
 
-#include <cuda_runtime.h>
+#include "common/gpu_runtime.hpp"
 
 #include <functional>
 #include <map>

@@ -2,7 +2,7 @@
 // is the choice it makes for the whole binary.
 #include "common/device_info.hpp"
 
-#include <cuda_runtime.h>
+#include "common/gpu_runtime.hpp"
 
 namespace ks {
 namespace {
@@ -13,7 +13,7 @@ LoadedImage probe_loaded_image(int device) {
   LoadedImage out;
   cudaError_t err = cudaSetDevice(device);
   cudaFuncAttributes attr{};
-  if (err == cudaSuccess) err = cudaFuncGetAttributes(&attr, image_probe_kernel);
+  if (err == cudaSuccess) err = cudaFuncGetAttributes(&attr, reinterpret_cast<const void*>(image_probe_kernel));
   if (err != cudaSuccess) {
     out.error = std::string(cudaGetErrorName(err)) + ": " + cudaGetErrorString(err);
     (void)cudaGetLastError();  // not sticky: clear it

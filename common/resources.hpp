@@ -4,9 +4,12 @@
 
 #include "common/cuda_check.hpp"
 
+#include "common/gpu_runtime.hpp"
+
+#if !defined(KS_HIP)  // cuBLAS: the CUDA build only
 #include <cublasLt.h>
 #include <cublas_v2.h>
-#include <cuda_runtime.h>
+#endif
 
 #include <cstddef>
 #include <utility>
@@ -58,12 +61,14 @@ struct GraphDestroy {
 struct GraphExecDestroy {
   void operator()(cudaGraphExec_t g) const noexcept { CUDA_CHECK_NOEXCEPT(cudaGraphExecDestroy(g)); }
 };
+#if !defined(KS_HIP)
 struct CublasDestroy {
   void operator()(cublasHandle_t h) const noexcept { cublasDestroy(h); }
 };
 struct CublasLtDestroy {
   void operator()(cublasLtHandle_t h) const noexcept { cublasLtDestroy(h); }
 };
+#endif
 
 }  // namespace detail
 
@@ -208,6 +213,7 @@ class GraphExec : public detail::UniqueHandle<cudaGraphExec_t, detail::GraphExec
   }
 };
 
+#if !defined(KS_HIP)
 class CublasHandle : public detail::UniqueHandle<cublasHandle_t, detail::CublasDestroy> {
  public:
   CublasHandle() : UniqueHandle(create()) {}
@@ -231,5 +237,6 @@ class CublasLtHandle : public detail::UniqueHandle<cublasLtHandle_t, detail::Cub
     return h;
   }
 };
+#endif
 
 }  // namespace ks

@@ -49,17 +49,34 @@ double EventTimer::elapsed_ms() const {
 
 namespace {
 
-__device__ __forceinline__ unsigned long long global_ns() {
+#if defined(KS_HIP)
+// The GPU's constant-rate wall clock (s_memrealtime), which counts at 100 MHz on the gfx9 GPUs the HIP build
+// targets (HIP 5.2 has no attribute to ask; the timeout below is only a safety bound).
+__device__ __forceinline__ unsigned long long global_ticks() {
+#if defined(__HIP_DEVICE_COMPILE__)
+  return __builtin_amdgcn_s_memrealtime();
+#else
+  return 0;  // the host pass: never called
+#endif
+}
+
+unsigned long long ticks_of_ns(double ns) { return static_cast<unsigned long long>(ns / 10); }
+#else
+// The GPU's global nanosecond timer.
+__device__ __forceinline__ unsigned long long global_ticks() {
   unsigned long long t;
   asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
   return t;
 }
 
-// Spins until the host sets flags[0], or until timeout_ns have passed (then flags[1] = 1).
-__global__ void blocking_kernel(volatile int* flags, unsigned long long timeout_ns) {
-  const unsigned long long start = global_ns();
+unsigned long long ticks_of_ns(double ns) { return static_cast<unsigned long long>(ns); }
+#endif
+
+// Spins until the host sets flags[0], or until `timeout` ticks of global_ticks() have passed (then flags[1] = 1).
+__global__ void blocking_kernel(volatile int* flags, unsigned long long timeout) {
+  const unsigned long long start = global_ticks();
   while (flags[0] == 0) {
-    if (global_ns() - start > timeout_ns) {
+    if (global_ticks() - start > timeout) {
       flags[1] = 1;
       return;
     }
@@ -130,7 +147,7 @@ void StreamBlocker::block(cudaStream_t stream) {
   f[0] = 0;
   f[1] = 0;
   std::atomic_thread_fence(std::memory_order_seq_cst);
-  blocking_kernel<<<1, 1, 0, stream>>>(flags_.device_data(), static_cast<unsigned long long>(timeout_ms_ * 1e6));
+  blocking_kernel<<<1, 1, 0, stream>>>(flags_.device_data(), ticks_of_ns(timeout_ms_ * 1e6));
   CUDA_CHECK_LAUNCH();
 }
 

@@ -1,4 +1,6 @@
-// cub: the anchor of the reduction ladder, CUB's device-wide reduction from the CUDA Toolkit.
+// cub: the anchor of the reduction ladder, CUB's device-wide reduction from the CUDA Toolkit. In the HIP build
+// (AMD GPUs) the anchor is rocPRIM's device-wide reduction instead, `rocprim` (rocprim::reduce over the same
+// element transform; its grid and passes are its own), and every call below is rocPRIM's.
 // float and double sums are cub::DeviceReduce::Sum itself; int64 sums are DeviceReduce::Sum over the same
 // bits read as uint64 (so overflow wraps with defined behaviour, as the reference does). int32 (which must
 // sum into int64) and every sum of squares go through DeviceReduce::TransformReduce with the element
@@ -8,8 +10,15 @@
 // Run: build/bench/kbench run --suite reduce --variants cub --sizes 2^20,2^24,2^28 --types int32,double
 #include "reduce/kernels.cuh"
 
+#if defined(KS_HIP)
+#include <iostream>  // rocPRIM 5.3's device_reduce.hpp uses std::cout without including it
+#include <rocprim/device/device_reduce.hpp>
+#include <rocprim/iterator/counting_iterator.hpp>
+#include <rocprim/iterator/transform_iterator.hpp>
+#else
 #include <cub/device/device_reduce.cuh>
 #include <thrust/iterator/counting_iterator.h>
+#endif
 
 namespace ks::reduce {
 namespace {
@@ -38,6 +47,15 @@ void with_temp_storage(ExecContext& ctx, F&& algorithm) {
   CUDA_CHECK(algorithm(ctx.device_scratch(bytes), bytes));
 }
 
+#if defined(KS_HIP)
+template <class T, Op op>
+void cub_reduce(const T* in, std::size_t n, Acc<T>* out, ExecContext& ctx) {
+  const auto first = rocprim::make_transform_iterator(in, Transform<T, op>{});
+  with_temp_storage(ctx, [&](void* temp, std::size_t& bytes) {
+    return rocprim::reduce(temp, bytes, first, out, Acc<T>(0), n, Combine{}, ctx.stream());
+  });
+}
+#else
 template <class T, Op op>
 void cub_reduce(const T* in, std::size_t n, Acc<T>* out, ExecContext& ctx) {
   const cudaStream_t s = ctx.stream();
@@ -53,6 +71,7 @@ void cub_reduce(const T* in, std::size_t n, Acc<T>* out, ExecContext& ctx) {
     }
   });
 }
+#endif
 
 ReduceLaunch cub_launch() {
   return [](const ReduceCall& c, ExecContext& ctx) {
@@ -68,11 +87,19 @@ IntegralLaunch cub_integral() {
     auto go = [&](auto zero) {
       using T = decltype(zero);
       const MidpointTerm<T> term{{static_cast<T>(c.a), static_cast<T>((c.b - c.a) / static_cast<double>(c.n))}};
+#if defined(KS_HIP)
+      const auto first = rocprim::make_transform_iterator(rocprim::counting_iterator<std::int64_t>(0), term);
+      with_temp_storage(ctx, [&](void* temp, std::size_t& bytes) {
+        return rocprim::reduce(temp, bytes, first, static_cast<T*>(c.out), T(0), static_cast<std::size_t>(c.n),
+                               Combine{}, ctx.stream());
+      });
+#else
       const thrust::counting_iterator<std::int64_t> first(0);
       with_temp_storage(ctx, [&](void* temp, std::size_t& bytes) {
         return cub::DeviceReduce::TransformReduce(temp, bytes, first, static_cast<T*>(c.out), c.n, Combine{},
                                                   term, T(0), ctx.stream());
       });
+#endif
     };
     if (c.dtype == DType::F32) go(float{});
     else go(double{});
@@ -81,8 +108,15 @@ IntegralLaunch cub_integral() {
 
 }  // namespace
 
+#if defined(KS_HIP)
+KS_REDUCE_VARIANT({.info = {.name = "rocprim", .summary = "rocprim::reduce over the element transform: the anchor",
+                            .anchor = true},
+                   .launch = cub_launch(),
+                   .integral = cub_integral()});
+#else
 KS_REDUCE_VARIANT({.info = {.name = "cub", .summary = "cub::DeviceReduce::Sum / TransformReduce: the anchor", .anchor = true},
                    .launch = cub_launch(),
                    .integral = cub_integral()});
+#endif
 
 }  // namespace ks::reduce

@@ -1,4 +1,4 @@
-// shuffle: step 9. Each warp sums its 32 values with __shfl_down_sync (registers only, no shared memory, no
+// shuffle: step 9. Each warp sums its values (32 lanes; 64 on wave64 AMD GPUs) with shuffles (registers only, no shared memory, no
 // barrier) and lane 0 issues one global atomic per warp. As with step 8 the atomics land in varying order, so
 // float and double results are not bitwise reproducible. Any n; block sizes 64..1024. The midpoint integral in
 // double only: in float, adding one warp's ~1e-2 to a running sum of 3e4 loses most of it (step 8 says why).
@@ -14,7 +14,7 @@ __global__ void shuffle_kernel(Source src, std::size_t n, typename Source::acc_t
   const std::size_t i = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   // Every lane takes part in the shuffles, also past n (with zero).
   const A v = warp_reduce(i < n ? src(i) : A(0));
-  if ((threadIdx.x & 31u) == 0) atomic_combine(out, v);
+  if (threadIdx.x % kWarpSize == 0) atomic_combine(out, v);
 }
 
 struct Shuffle {

@@ -27,7 +27,9 @@
 #include "common/per_device.hpp"
 #include "reduce/kernels.cuh"
 
+#if !defined(KS_HIP)
 #include <cuda/atomic>
+#endif
 
 #include <algorithm>
 #include <cstdint>
@@ -42,7 +44,7 @@ namespace {
 
 constexpr int kBlock = 256;          // the grid path's block
 constexpr int kClusterBlock = 1024;  // the cluster path's block: one per SM, as many loads in flight as fit
-constexpr int kMaxCluster = 16;      // the largest cluster sm_90 allows (8 is the portable size)
+[[maybe_unused]] constexpr int kMaxCluster = 16;  // the largest cluster sm_90 allows (8 is the portable size)
 constexpr int kUnroll = 4;
 // The rule: the cluster path up to this many bytes of input (where its 16 SMs read the input sooner than the
 // grid path's tail costs: measured, docs/reduce-notes.md), the grid path above.
@@ -62,8 +64,9 @@ struct PlainSum {
   static __device__ __forceinline__ PlainSum zero() { return {A(0)}; }
   __device__ __forceinline__ void add(A x) { s = combine(s, x); }
   __device__ __forceinline__ void merge(const PlainSum& o) { s = combine(s, o.s); }
-  __device__ __forceinline__ PlainSum shfl_down(int offset) const {
-    return {__shfl_down_sync(0xffffffffu, s, offset)};
+  template <class Thread>
+  __device__ __forceinline__ PlainSum shfl_down(const Thread& t, unsigned offset) const {
+    return {t.shfl_down(s, offset)};
   }
   __device__ __forceinline__ A value() const { return s; }
   // Reads another block's partial through L2 (volatile: never a stale L1 line).
@@ -87,8 +90,9 @@ struct CompensatedSum {
     add(o.s);
     c += o.c;
   }
-  __device__ __forceinline__ CompensatedSum shfl_down(int offset) const {
-    return {__shfl_down_sync(0xffffffffu, s, offset), __shfl_down_sync(0xffffffffu, c, offset)};
+  template <class Thread>
+  __device__ __forceinline__ CompensatedSum shfl_down(const Thread& t, unsigned offset) const {
+    return {t.shfl_down(s, offset), t.shfl_down(c, offset)};
   }
   __device__ __forceinline__ A value() const { return s + c; }
   static __device__ __forceinline__ CompensatedSum load_coherent(const CompensatedSum* p) {
@@ -101,18 +105,8 @@ struct CompensatedSum {
 // Merges over a block of Block threads; the result is valid in thread 0. Fixed shape: deterministic.
 template <int Block, class Sum>
 __device__ __forceinline__ Sum block_merge(Sum v) {
-  __shared__ Sum warp_sums[Block / 32];
-  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v.merge(v.shfl_down(offset));
-  if (lane == 0) warp_sums[warp] = v;
-  __syncthreads();
-  if (warp == 0) {
-    v = lane < Block / 32 ? warp_sums[lane] : Sum::zero();
-#pragma unroll
-    for (int offset = 16; offset > 0; offset >>= 1) v.merge(v.shfl_down(offset));
-  }
-  return v;
+  __shared__ Sum warp_sums[Block / kWarpSize];
+  return block_fold<kWarpSize>(v, warp_sums, DeviceThread<Block>{});
 }
 
 // Programmatic dependent launch (sm_90; nothing elsewhere): wait until the kernel before this one in the stream
@@ -186,8 +180,12 @@ __global__ void __launch_bounds__(kBlock, 4) fast_grid_kernel(const T* __restric
     partials[blockIdx.x] = acc;
     // Release: the partial above is visible to whoever acquires the count after it; acquire: the block that
     // counts last sees every partial released before its count.
+#if defined(KS_HIP)
+    last_block = __hip_atomic_fetch_add(counter, 1u, __ATOMIC_ACQ_REL, __HIP_MEMORY_SCOPE_AGENT) == gridDim.x - 1;
+#else
     cuda::atomic_ref<unsigned, cuda::thread_scope_device> count(*counter);
     last_block = count.fetch_add(1u, cuda::memory_order_acq_rel) == gridDim.x - 1;
+#endif
   }
   __syncthreads();  // orders thread 0's acquire before the other threads' reads below
   if (!last_block) return;
@@ -235,6 +233,20 @@ struct Sm90 {
   std::size_t one_per_sm_smem = 0;
 };
 
+#if defined(KS_HIP)
+// HIP: no thread-block clusters and no programmatic dependent launch; the grid and one-block paths only.
+template <class Kernel>
+Sm90 read_sm90(int, Kernel) {
+  return {};
+}
+
+template <class Kernel, class... Args>
+void launch(Kernel kernel, unsigned grid, int block, std::size_t smem, unsigned, bool, cudaStream_t stream,
+            Args... args) {
+  kernel<<<grid, block, smem, stream>>>(args...);
+  CUDA_CHECK_LAUNCH();
+}
+#else
 // The launch attribute that makes a grid's blocks clusters of `blocks`.
 cudaLaunchAttribute cluster_of(unsigned blocks) {
   cudaLaunchAttribute a{};
@@ -294,6 +306,7 @@ void launch(Kernel kernel, unsigned grid, int block, std::size_t smem, unsigned 
   cfg.numAttrs = count;
   CUDA_CHECK(cudaLaunchKernelEx(&cfg, kernel, args...));
 }
+#endif
 
 // Which path: the rule (one block, one cluster up to kClusterMaxBytes where sm_90 allows it, the grid above), or
 // one forced (tuning variants).

@@ -5,9 +5,9 @@
 #pragma once
 
 #include "common/cuda_check.hpp"
+#include "common/gpu_runtime.hpp"
 #include "reduce/reduce.hpp"
-
-#include <cuda_runtime.h>
+#include "reduce/warp.hpp"
 
 #include <cstddef>
 #include <cstdint>
@@ -20,17 +20,6 @@ template <class T> struct AccumFor { using type = T; };
 template <> struct AccumFor<std::int32_t> { using type = std::int64_t; };
 // Accumulator of an element type: int32 sums into int64; the others sum in their own type.
 template <class T> using Acc = typename AccumFor<T>::type;
-
-// a + b; integers are added as unsigned, so overflow wraps (two's complement) with defined behaviour.
-template <class A>
-__host__ __device__ __forceinline__ A combine(A a, A b) {
-  if constexpr (std::is_integral_v<A>) {
-    using U = std::make_unsigned_t<A>;
-    return static_cast<A>(static_cast<U>(a) + static_cast<U>(b));
-  } else {
-    return a + b;
-  }
-}
 
 template <Op op, class T>
 __host__ __device__ __forceinline__ Acc<T> transform(T x) {
@@ -72,26 +61,29 @@ struct MidpointSource {
   }
 };
 
+// A thread of a kernel, as reduce/warp.hpp's algorithms see it. Block: the block size where the kernel fixes
+// it at compile time (0: blockDim.x).
+template <unsigned Block = 0>
+struct DeviceThread {
+  __device__ __forceinline__ unsigned tid() const { return threadIdx.x; }
+  __device__ __forceinline__ unsigned block_size() const { return Block ? Block : blockDim.x; }
+  __device__ __forceinline__ void sync_block() const { __syncthreads(); }
+  __device__ __forceinline__ void sync_warp() const { ks::sync_warp(); }
+  template <class T>
+  __device__ __forceinline__ T shfl_down(T v, unsigned offset) const { return ks::shfl_down(v, offset); }
+};
+
+// Sum over the warp (all lanes call it); the result is valid in lane 0.
 template <class A>
 __device__ __forceinline__ A warp_reduce(A v) {
-#pragma unroll
-  for (int offset = 16; offset > 0; offset >>= 1) v = combine(v, __shfl_down_sync(0xffffffffu, v, offset));
-  return v;
+  return warp_fold<kWarpSize>(PlainFold<A>{v}, DeviceThread<>{}).v;
 }
 
-// Sum over the block (blockDim.x a multiple of 32); the result is valid in thread 0. One call per kernel.
+// Sum over the block (blockDim.x a multiple of kWarpSize); the result is valid in thread 0. One call per kernel.
 template <class A>
 __device__ __forceinline__ A block_reduce(A v) {
-  __shared__ A warp_sums[32];
-  const unsigned lane = threadIdx.x & 31u, warp = threadIdx.x >> 5;
-  v = warp_reduce(v);
-  if (lane == 0) warp_sums[warp] = v;
-  __syncthreads();
-  if (warp == 0) {
-    v = lane < (blockDim.x >> 5) ? warp_sums[lane] : A(0);
-    v = warp_reduce(v);
-  }
-  return v;
+  __shared__ PlainFold<A> warp_sums[kMaxWarps<kWarpSize>];
+  return block_fold<kWarpSize>(PlainFold<A>{v}, warp_sums, DeviceThread<>{}).v;
 }
 
 __device__ __forceinline__ void atomic_combine(std::int64_t* out, std::int64_t v) {

@@ -6,11 +6,13 @@
 //   Neighbored       stride 1, 2, 4, ...; thread tid works when tid % (2*stride) == 0.
 //   NeighboredLess   the same pairs, thread tid working on index 2*stride*tid.
 //   Interleaved      stride halves from blockDim/2: thread tid adds tid + stride.
-//   InterleavedWarp  Interleaved down to 64, then the last warp's steps with __syncwarp (warp_tail).
+//   InterleavedWarp  Interleaved down to two warps' worth, then the first warp's steps with a warp
+//                    synchronisation between them (warp_tail).
 //   Complete         InterleavedWarp with the block size a template parameter: every level unrolled.
 // The tutorial's kernels reduced in place in the input array; here the tree lives in shared memory so the input
 // stays const and int32 can sum into int64. Any n: loads beyond n contribute zero. Block sizes: the powers of
-// two in kPowerOfTwoBlockSizes.
+// two in kPowerOfTwoBlockSizes. The trees that end in a warp's steps (reduce/warp.hpp) take the lane count of
+// the target's warp, 32 or 64.
 #pragma once
 
 #include "reduce/kernels.cuh"
@@ -22,22 +24,6 @@
 namespace ks::reduce::ladder {
 
 enum class Tree { Neighbored, NeighboredLess, Interleaved, InterleavedWarp, Complete };
-
-// The last warp's steps, 32 down to 1: each step reads, __syncwarp()s, writes, __syncwarp()s (reduce/05_unroll8_warp.cu
-// says why the tutorial's unsynchronised form is a data race).
-template <class A>
-__device__ __forceinline__ void warp_tail(A* s, unsigned tid) {
-  if (tid < 32) {
-    A v = s[tid];
-#pragma unroll
-    for (unsigned offset = 32; offset >= 1; offset >>= 1) {
-      v = combine(v, s[tid + offset]);
-      __syncwarp();
-      s[tid] = v;
-      __syncwarp();
-    }
-  }
-}
 
 template <class A>
 __device__ void tree_neighbored(A* s, unsigned tid, unsigned bd) {
@@ -54,28 +40,6 @@ __device__ void tree_neighbored_less(A* s, unsigned tid, unsigned bd) {
     if (index < bd) s[index] = combine(s[index], s[index + stride]);
     __syncthreads();
   }
-}
-
-// Halves the stride from bd/2 down to (and excluding) `stop`.
-template <class A>
-__device__ void tree_interleaved(A* s, unsigned tid, unsigned bd, unsigned stop) {
-  for (unsigned stride = bd / 2; stride > stop; stride >>= 1) {
-    if (tid < stride) s[tid] = combine(s[tid], s[tid + stride]);
-    __syncthreads();
-  }
-}
-
-template <int BS, class A>
-__device__ void tree_complete(A* s, unsigned tid) {
-  if (BS >= 1024 && tid < 512) s[tid] = combine(s[tid], s[tid + 512]);
-  if (BS >= 1024) __syncthreads();
-  if (BS >= 512 && tid < 256) s[tid] = combine(s[tid], s[tid + 256]);
-  if (BS >= 512) __syncthreads();
-  if (BS >= 256 && tid < 128) s[tid] = combine(s[tid], s[tid + 128]);
-  if (BS >= 256) __syncthreads();
-  if (BS >= 128 && tid < 64) s[tid] = combine(s[tid], s[tid + 64]);
-  if (BS >= 128) __syncthreads();
-  warp_tail(s, tid);
 }
 
 // BS = 0: block size from blockDim (every tree but Complete).
@@ -100,12 +64,12 @@ __global__ void ladder_kernel(Source src, std::size_t n, typename Source::acc_ty
   } else if constexpr (tree == Tree::NeighboredLess) {
     tree_neighbored_less(s, tid, bd);
   } else if constexpr (tree == Tree::Interleaved) {
-    tree_interleaved(s, tid, bd, 0);
+    tree_interleaved(s, tid, bd, 0, DeviceThread<>{});
   } else if constexpr (tree == Tree::InterleavedWarp) {
-    tree_interleaved(s, tid, bd, 32);
-    warp_tail(s, tid);
+    tree_interleaved(s, tid, bd, kWarpSize, DeviceThread<>{});
+    warp_tail<kWarpSize>(s, tid, DeviceThread<>{});
   } else {
-    tree_complete<BS>(s, tid);
+    tree_complete<BS, kWarpSize>(s, tid, DeviceThread<>{});
   }
   if (tid == 0) partials[blockIdx.x] = s[0];
 }

@@ -1,0 +1,79 @@
+#!/usr/bin/env python3
+"""Mutation test of the lane count: puts a literal 32 back into each place reduce/warp.hpp derives from the lane
+count W, builds tests/test_warp_model.cpp against the mutated copy, and checks that its 64-lane cases fail while
+its 32-lane cases still pass (each mutant is the same code at 32 lanes). The unmutated header must pass both.
+
+usage: lane_mutations.py --source-dir DIR --cxx COMPILER [--gtest-include DIRS] --gtest-lib LIB --gtest-main-lib LIB
+"""
+import argparse
+import pathlib
+import subprocess
+import sys
+import tempfile
+
+# (what the mutant does, the text in reduce/warp.hpp, its replacement)
+MUTATIONS = [
+    ("warp_fold's first shuffle distance", "offset = W / 2;", "offset = 16;"),
+    ("block_fold's lane and warp of a thread", "lane = t.tid() % W, warp = t.tid() / W;",
+     "lane = t.tid() % 32, warp = t.tid() / 32;"),
+    ("block_fold's count of warp partials", "t.block_size() / W", "t.block_size() / 32"),
+    ("warp_tail's lanes", "if (tid < W) {", "if (tid < 32) {"),
+    ("warp_tail's first distance", "offset = W; offset >= 1", "offset = 32; offset >= 1"),
+    ("the complete tree's last block level", "Stride > W", "Stride > 32"),
+]
+
+
+def build(args, header_text, workdir, name):
+    """Builds the model test against header_text as reduce/warp.hpp; returns the program's path."""
+    include = workdir / name
+    (include / "reduce").mkdir(parents=True)
+    (include / "reduce" / "warp.hpp").write_text(header_text)
+    exe = workdir / (name + ".bin")
+    cmd = [args.cxx, "-std=c++20", "-O1", "-pthread", "-I", str(include), "-I", str(args.source_dir)]
+    # The system's own include folder must not be named again (it would come before the C++ library's).
+    cmd += [f"-I{d}" for d in args.gtest_include.split(";") if d and d not in ("/usr/include", "/usr/local/include")]
+    cmd += [str(args.source_dir / "tests" / "test_warp_model.cpp"), args.gtest_main_lib, args.gtest_lib, "-o", str(exe)]
+    subprocess.run(cmd, check=True)
+    return exe
+
+
+def passes(exe, lanes):
+    r = subprocess.run([str(exe), f"--gtest_filter=*/{lanes}lanes.*"], capture_output=True, text=True)
+    return r.returncode == 0
+
+
+def main():
+    p = argparse.ArgumentParser()
+    p.add_argument("--source-dir", type=pathlib.Path, required=True)
+    p.add_argument("--cxx", required=True)
+    p.add_argument("--gtest-include", default="")
+    p.add_argument("--gtest-lib", required=True)
+    p.add_argument("--gtest-main-lib", required=True)
+    args = p.parse_args()
+    original = (args.source_dir / "reduce" / "warp.hpp").read_text()
+    failures = []
+    with tempfile.TemporaryDirectory() as tmp:
+        workdir = pathlib.Path(tmp)
+        exe = build(args, original, workdir, "original")
+        if not (passes(exe, 32) and passes(exe, 64)):
+            failures.append("the unmutated header fails the model")
+        for i, (what, text, mutant) in enumerate(MUTATIONS):
+            count = original.count(text)
+            if count != 1:
+                failures.append(f"{what}: '{text}' occurs {count} times in reduce/warp.hpp (expected once)")
+                continue
+            exe = build(args, original.replace(text, mutant), workdir, f"mutant{i}")
+            at32, at64 = passes(exe, 32), passes(exe, 64)
+            print(f"{what}: '{mutant}': 32 lanes {'pass' if at32 else 'FAIL'}, 64 lanes {'pass' if at64 else 'FAIL'}")
+            if not at32:
+                failures.append(f"{what}: the mutant fails at 32 lanes, where it is the same code")
+            if at64:
+                failures.append(f"{what}: a literal 32 put back goes unnoticed at 64 lanes")
+    for f in failures:
+        print("lane_mutations:", f, file=sys.stderr)
+    print(f"{len(MUTATIONS)} mutants, {len(failures)} problems")
+    return 1 if failures else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
