@@ -1,7 +1,7 @@
 // kbench's KS_BENCH_FAULT test hook: a kernel that traps, leaving the sticky error a broken kernel would.
 #include "common/cuda_check.hpp"
 
-#include <cuda_runtime.h>
+#include "common/gpu_runtime.hpp"
 
 namespace ks::bench {
 namespace {

@@ -3,7 +3,7 @@
 
 #include "gemm/gemm.hpp"
 
-#include <cuda_runtime.h>
+#include "common/gpu_runtime.hpp"
 
 #include <stdexcept>
 #include <string>
