@@ -6,6 +6,8 @@
 # Environment: CUDAARCHS or CMAKE_CUDA_ARCHITECTURES picks the GPU architectures (default: the visible
 # GPU's, else 75;86;90); BUILD_DIR (default build); JOBS (default: all cores); CI=true makes warnings errors
 # and forbids downloads; KS_GIT_REVISION names the revision where the tree has no .git.
+# PRESET=hip builds for AMD GPUs instead (the `hip` preset: HIP, gfx906 and gfx90a; BUILD_DIR default build/hip;
+# Debian's HIP packages installed where missing): the harness, the reduction ladder and their tests.
 set -euo pipefail
 cd "$(dirname "$0")"
 
@@ -43,6 +45,16 @@ has_module() {
   return 1
 }
 
+# The HIP build's packages (Debian 12's ROCm 5.2 stack; clang-15 comes with hipcc).
+hip_packages=(libamdhip64-dev:hip-config.cmake librocprim-dev:rocprim-config.cmake rocm-device-libs:ocml.bc
+              hipcc:hipcc)
+hip=false
+case "${PRESET:-}" in
+  "") ;;
+  hip) hip=true; packages+=("${hip_packages[@]}") ;;
+  *) echo "dev.sh: unknown PRESET '${PRESET}' (hip, or none for CUDA)" >&2; exit 2 ;;
+esac
+
 install_missing() {
   local missing=() entry
   for entry in "${packages[@]}"; do
@@ -61,9 +73,20 @@ install_missing() {
 }
 
 install_missing
-build=${BUILD_DIR:-build}
+if $hip; then
+  build=${BUILD_DIR:-build/hip}
+else
+  build=${BUILD_DIR:-build}
+fi
 jobs=${JOBS:-$(nproc)}
 cmake_args=(-S . -B "$build" -DCMAKE_BUILD_TYPE=Release)
+if $hip; then
+  if [ "$what" = bench ]; then
+    echo "dev.sh: kbench is not in the HIP build yet; \`PRESET=hip ./dev.sh test\` runs its tests (README, AMD GPUs)" >&2
+    exit 2
+  fi
+  cmake_args+=(--preset hip)
+fi
 if [ "${CI:-}" = true ]; then cmake_args+=(-DKS_WERROR=ON -DKS_FETCH_MISSING=OFF); fi
 # A source tree without .git (a copy on a GPU host) records KS_GIT_REVISION in the results instead; passed
 # every time (empty: use git), so that a value from an earlier run does not linger in the CMake cache.
