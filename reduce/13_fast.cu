@@ -57,24 +57,15 @@ template <> struct Vec16<float> { using type = float4; };
 template <> struct Vec16<double> { using type = double2; };
 template <class T> constexpr int kWidth = 16 / sizeof(T);
 
-// Plain running sum.
+// Plain running sum: reduce/warp.hpp's fold value; read from another block's partial through L2 (volatile: never
+// a stale L1 line).
 template <class A>
-struct PlainSum {
-  A s;
-  static __device__ __forceinline__ PlainSum zero() { return {A(0)}; }
-  __device__ __forceinline__ void add(A x) { s = combine(s, x); }
-  __device__ __forceinline__ void merge(const PlainSum& o) { s = combine(s, o.s); }
-  template <class Thread>
-  __device__ __forceinline__ PlainSum shfl_down(const Thread& t, unsigned offset) const {
-    return {t.shfl_down(s, offset)};
-  }
-  __device__ __forceinline__ A value() const { return s; }
-  // Reads another block's partial through L2 (volatile: never a stale L1 line).
-  static __device__ __forceinline__ PlainSum load_coherent(const PlainSum* p) {
-    const volatile A* s = &p->s;
-    return {*s};
-  }
-};
+using PlainSum = PlainFold<A>;
+template <class A>
+__device__ __forceinline__ PlainSum<A> load_coherent(const PlainSum<A>* p) {
+  const volatile A* v = &p->v;
+  return {*v};
+}
 
 // Neumaier's compensated sum: c collects the low-order bits each addition loses.
 template <class A>
@@ -95,12 +86,13 @@ struct CompensatedSum {
     return {t.shfl_down(s, offset), t.shfl_down(c, offset)};
   }
   __device__ __forceinline__ A value() const { return s + c; }
-  static __device__ __forceinline__ CompensatedSum load_coherent(const CompensatedSum* p) {
-    const volatile A* s = &p->s;
-    const volatile A* c = &p->c;
-    return {*s, *c};
-  }
 };
+template <class A>
+__device__ __forceinline__ CompensatedSum<A> load_coherent(const CompensatedSum<A>* p) {
+  const volatile A* s = &p->s;
+  const volatile A* c = &p->c;
+  return {*s, *c};
+}
 
 // Merges over a block of Block threads; the result is valid in thread 0. Fixed shape: deterministic.
 template <int Block, class Sum>
@@ -190,7 +182,7 @@ __global__ void __launch_bounds__(kBlock, 4) fast_grid_kernel(const T* __restric
   __syncthreads();  // orders thread 0's acquire before the other threads' reads below
   if (!last_block) return;
   Sum v = Sum::zero();
-  for (unsigned b = threadIdx.x; b < gridDim.x; b += kBlock) v.merge(Sum::load_coherent(partials + b));
+  for (unsigned b = threadIdx.x; b < gridDim.x; b += kBlock) v.merge(load_coherent(partials + b));
   v = block_merge<kBlock>(v);
   if (threadIdx.x == 0) {
     *out = v.value();

@@ -5,9 +5,9 @@
 
 #include "common/exec_context.hpp"
 #include "common/gpu_runtime.hpp"
+#include "reduce/warp.hpp"
 #include "common/registry.hpp"
 
-#include <array>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -54,20 +54,7 @@ using IntegralLaunch = std::function<void(const IntegralCall&, ExecContext&)>;
 // The block sizes every tree-shaped variant takes: the powers of two from two warps (a tree's last steps are
 // the first warp's, reading the second warp's values) to 1024: 64 to 1024 on NVIDIA GPUs, 128 to 1024 where a
 // wavefront has 64 lanes.
-constexpr std::size_t powers_of_two_up_to_1024(int from) {
-  std::size_t count = 0;
-  for (int b = from; b <= 1024; b *= 2) ++count;
-  return count;
-}
-inline constexpr auto kPowerOfTwoBlockSizes = [] {
-  std::array<int, powers_of_two_up_to_1024(2 * kWarpSize)> sizes{};
-  int b = 2 * kWarpSize;
-  for (int& s : sizes) {
-    s = b;
-    b *= 2;
-  }
-  return sizes;
-}();
+inline constexpr auto kPowerOfTwoBlockSizes = kTreeBlocks<kWarpSize>;
 inline const std::vector<int> kPowerOfTwoBlocks(std::begin(kPowerOfTwoBlockSizes), std::end(kPowerOfTwoBlockSizes));
 struct ReduceVariant {
   VariantInfo info{};

@@ -10,6 +10,8 @@
 
 #include "common/host_device.hpp"
 
+#include <array>
+#include <cstddef>
 #include <type_traits>
 
 namespace ks::reduce {
@@ -25,13 +27,16 @@ KS_HOST_DEVICE A combine(A a, A b) {
   }
 }
 
-// A plain running sum as a fold value: what warp_fold and block_fold need of a value (the fast reduction's
-// compensated sums provide the same three).
+// A plain running sum as a fold value: what warp_fold and block_fold need of a value is zero(), merge() and
+// shfl_down() (the fast reduction's compensated sums provide the same three); add() and value() are for
+// accumulating and reading one.
 template <class A>
 struct PlainFold {
   A v;
   static KS_HOST_DEVICE PlainFold zero() { return {A(0)}; }
+  KS_HOST_DEVICE void add(A x) { v = combine(v, x); }
   KS_HOST_DEVICE void merge(const PlainFold& o) { v = combine(v, o.v); }
+  KS_HOST_DEVICE A value() const { return v; }
   template <class Thread>
   KS_HOST_DEVICE PlainFold shfl_down(const Thread& t, unsigned offset) const {
     return {t.shfl_down(v, offset)};
@@ -86,6 +91,23 @@ KS_UNROLL
 // The smallest block the trees that end in warp_tail take.
 template <int W>
 inline constexpr int kMinTreeBlock = 2 * W;
+
+// The block sizes the trees take at W lanes: the powers of two from kMinTreeBlock<W> to 1024.
+template <int W>
+inline constexpr auto kTreeBlocks = [] {
+  constexpr auto count = [] {
+    std::size_t n = 0;
+    for (int b = kMinTreeBlock<W>; b <= 1024; b *= 2) ++n;
+    return n;
+  }();
+  std::array<int, count> sizes{};
+  int b = kMinTreeBlock<W>;
+  for (int& s : sizes) {
+    s = b;
+    b *= 2;
+  }
+  return sizes;
+}();
 
 // One level of the fully unrolled tree of a BS-thread block: threads below Stride add s[tid + Stride]. Levels
 // of Stride W and below are warp_tail's.

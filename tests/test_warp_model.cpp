@@ -164,14 +164,6 @@ std::int64_t sum_of(unsigned n) {
   return s;
 }
 
-// Block sizes the kernels take at W lanes: kPowerOfTwoBlockSizes's rule, the powers of two from 2W to 1024.
-template <int W>
-std::vector<unsigned> tree_blocks() {
-  std::vector<unsigned> b;
-  for (unsigned s = kMinTreeBlock<W>; s <= 1024; s *= 2) b.push_back(s);
-  return b;
-}
-
 template <class T>
 class WarpModel : public ::testing::Test {};
 template <int N>
@@ -280,7 +272,7 @@ TYPED_TEST(WarpModel, CompleteTreeSumsEveryBlockSizeItTakes) {
 TYPED_TEST(WarpModel, InterleavedTreeWithWarpTailSumsEveryBlockSizeItTakes) {
   // Step 5: the interleaved tree down to 2W values, then the first warp's tail.
   constexpr int W = TypeParam::W;
-  for (unsigned bd : tree_blocks<W>()) {
+  for (const unsigned bd : ks::reduce::kTreeBlocks<W>) {
     BlockModel<W> block(bd);
     std::vector<std::int64_t> s(bd);
     for (unsigned i = 0; i < bd; ++i) s[i] = value_of(i);
