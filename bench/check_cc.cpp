@@ -1,6 +1,6 @@
 // check_cc: what this GPU is and whether this binary carries code for it.
 //   check_cc [--device N | --all] [--json]
-// Exit 0 on success, 1 with one clear line when no CUDA device (or driver) is usable or the output cannot be
+// Exit 0 on success, 1 with one clear line when no GPU (or driver) is usable or the output cannot be
 // written, 2 for bad flags.
 #include "bench/cli.hpp"
 #include "common/device_info.hpp"
@@ -11,7 +11,7 @@
 namespace {
 
 int check_cc(int argc, char** argv) {
-  CLI::App app{"check_cc: report each CUDA device and whether this binary has code for it"};
+  CLI::App app{"check_cc: report each GPU and whether this binary has code for it"};
   app.name("check_cc");
   app.set_version_flag("--version", ks::cli::version_line("check_cc"));
   int device = 0;
@@ -41,7 +41,7 @@ int check_cc(int argc, char** argv) {
     if (as_json) w.begin_array();
     for (int i : devices) {
       const ks::DeviceFacts d = ks::query_device(i);
-      const ks::ImageVerdict v = ks::image_for_device(images, d.cc_major, d.cc_minor);
+      const ks::ImageVerdict v = ks::image_for_device(images, d);
       const ks::LoadedImage loaded = ks::probe_loaded_image(i);
       if (as_json) {
         ks::write_device_json(w, d, v, loaded);

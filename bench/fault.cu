@@ -5,7 +5,13 @@
 
 namespace ks::bench {
 namespace {
-__global__ void trap_kernel() { __trap(); }
+__global__ void trap_kernel() {
+#if defined(KS_HIP)
+  __builtin_trap();
+#else
+  __trap();
+#endif
+}
 }  // namespace
 
 void trap_kernel_launch(cudaStream_t stream) {

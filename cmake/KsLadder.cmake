@@ -2,10 +2,15 @@
 # NN_name.cpp directly in the family's folder, and every .cu/.cpp file inside a folder named NN_name, is a
 # source of the family; the build picks a new one up by itself (CONFIGURE_DEPENDS re-globs at build time).
 # The entries (files and folders, as "gemm/01_naive.cu") go to generated/ladder/<family>_entries.inc, which the
-# tests read to check that every entry declares a variant.
+# tests read to check that every entry declares a variant. ENTRIES <regex>: only the entries whose name matches
+# (a build that leaves some out: the HIP build's DGEMM steps 01-05).
 function(ks_ladder family out_sources)
+  cmake_parse_arguments(ARG "" "ENTRIES" "" ${ARGN})
   set(dir "${CMAKE_CURRENT_SOURCE_DIR}")
   file(GLOB entries CONFIGURE_DEPENDS LIST_DIRECTORIES true RELATIVE "${dir}" "${dir}/[0-9][0-9]_*")
+  if(ARG_ENTRIES)
+    list(FILTER entries INCLUDE REGEX "${ARG_ENTRIES}")
+  endif()
   list(SORT entries)
   set(sources "")
   set(listing "")

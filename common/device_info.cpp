@@ -14,14 +14,15 @@ int visible_device_count() {
   int driver = 0;
   if (cudaDriverGetVersion(&driver) != cudaSuccess || driver == 0) {
     (void)cudaGetLastError();
-    throw NoDeviceError("no CUDA driver is installed or loadable on this machine, so no GPU is usable");
+    throw NoDeviceError(std::string("no ") + kRuntimeName +
+                        " driver is installed or loadable on this machine, so no GPU is usable");
   }
   int count = 0;
   const cudaError_t err = cudaGetDeviceCount(&count);
   if (err != cudaSuccess || count == 0) {
     (void)cudaGetLastError();
     std::string why = err == cudaSuccess ? "the driver reports 0 devices" : cudaGetErrorString(err);
-    throw NoDeviceError("no CUDA device is visible (" + why + ")");
+    throw NoDeviceError(std::string("no ") + kRuntimeName + " device is visible (" + why + ")");
   }
   return count;
 }
@@ -86,6 +87,10 @@ DeviceFacts query_device(int index) {
   d.fp32_to_fp64_ratio = attr(cudaDevAttrSingleToDoublePrecisionPerfRatio);
   CUDA_CHECK(cudaDriverGetVersion(&d.driver_version));
   CUDA_CHECK(cudaRuntimeGetVersion(&d.runtime_version));
+#if defined(KS_HIP)
+  d.gfx_arch = p.gcnArchName;  // "gfx90a:sramecc+:xnack-": the target, then its features
+  d.gfx_arch = d.gfx_arch.substr(0, d.gfx_arch.find(':'));
+#endif
   return d;
 }
 
@@ -128,6 +133,16 @@ ImageSet parse_image_spec(const std::string& spec) {
   ImageSet s;
   s.spec = spec;
   if (spec.rfind("unknown:", 0) == 0) return s;
+  if (spec.rfind("hip:", 0) == 0) {
+    std::stringstream ss(spec.substr(4));
+    for (std::string tok; std::getline(ss, tok, ',');) {
+      if (tok.rfind("gfx", 0) != 0 || tok.size() < 6) throw std::invalid_argument("bad AMD GPU target '" + tok + "'");
+      s.gfx.push_back(tok.substr(0, tok.find(':')));
+    }
+    if (s.gfx.empty()) throw std::invalid_argument("bad image spec '" + spec + "' (no AMD GPU target)");
+    s.known = true;
+    return s;
+  }
   const auto semi = spec.find(';');
   if (spec.rfind("sass:", 0) != 0 || semi == std::string::npos || spec.compare(semi + 1, 4, "ptx:") != 0)
     throw std::invalid_argument("bad image spec '" + spec + "' (want sass:LIST;ptx:LIST)");
@@ -178,6 +193,22 @@ ImageVerdict image_for_device(const ImageSet& images, int cc_major, int cc_minor
   }
   v.kind = ImageKind::None;
   v.text = "SASS for " + sm + ": no; PTX: none usable: this binary cannot run kernels on this device";
+  return v;
+}
+
+ImageVerdict image_for_device(const ImageSet& images, const DeviceFacts& d) {
+  if (d.gfx_arch.empty()) return image_for_device(images, d.cc_major, d.cc_minor);
+  ImageVerdict v;
+  const bool built = std::find(images.gfx.begin(), images.gfx.end(), d.gfx_arch) != images.gfx.end();
+  if (built) {
+    v.kind = ImageKind::Sass;
+    v.text = "code object for " + d.gfx_arch + ": yes";
+  } else {
+    v.kind = ImageKind::None;
+    v.text = "code object for " + d.gfx_arch + ": no (built for " + images.spec.substr(images.spec.find(':') + 1) +
+             "): this binary cannot run kernels on this device";
+    v.advice = "build with KS_HIP_TARGETS=" + d.gfx_arch + " (a wave64 gfx9 target)";
+  }
   return v;
 }
 

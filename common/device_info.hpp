@@ -43,6 +43,7 @@ struct DeviceFacts {
   int bus_width_bits = 0;
   int fp32_to_fp64_ratio = 0;  // from the device; 0 when it does not say
   int driver_version = 0, runtime_version = 0;
+  std::string gfx_arch;  // AMD GPUs (the HIP build): the target, "gfx90a"; empty on NVIDIA GPUs
 
   int cc() const { return cc_major * 10 + cc_minor; }
   int max_warps_per_sm() const { return warp_size ? max_threads_per_sm / warp_size : 0; }
@@ -67,6 +68,7 @@ struct ImageSet {
   std::string spec;       // the build's description, e.g. "sass:75,86,90;ptx:75,86,90"
   std::vector<CudaArch> sass;
   std::vector<CudaArch> ptx;
+  std::vector<std::string> gfx;  // the HIP build ("hip:gfx906,gfx90a"): the AMD targets of its code objects
 };
 
 ImageSet parse_image_spec(const std::string& spec);  // throws std::invalid_argument on a malformed spec
@@ -84,6 +86,8 @@ struct ImageVerdict {
 // The driver prefers SASS of the same major version and a minor <= the device's; otherwise it JIT-compiles
 // the newest PTX whose version is <= the device's; 'a' images run only on exactly their architecture.
 ImageVerdict image_for_device(const ImageSet& images, int cc_major, int cc_minor);
+// The same for a device as queried: on an AMD GPU (gfx_arch set), code objects run only on exactly their target.
+ImageVerdict image_for_device(const ImageSet& images, const DeviceFacts& d);
 
 // What the driver actually loaded for a probe kernel on that device (cudaFuncGetAttributes).
 struct LoadedImage {

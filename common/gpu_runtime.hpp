@@ -31,10 +31,12 @@
 #define cudaDevAttrMemoryClockRate hipDeviceAttributeMemoryClockRate
 #define cudaDevAttrMultiProcessorCount hipDeviceAttributeMultiprocessorCount
 #define cudaDevAttrSingleToDoublePrecisionPerfRatio hipDeviceAttributeSingleToDoublePrecisionPerfRatio
+#define cudaErrorNotReady hipErrorNotReady
 #define cudaEventDefault hipEventDefault
 #define cudaEventDisableTiming hipEventDisableTiming
 #define cudaHostAllocDefault hipHostMallocDefault
 #define cudaHostAllocMapped hipHostMallocMapped
+#define cudaHostRegisterPortable hipHostRegisterPortable
 #define cudaMemcpyDeviceToDevice hipMemcpyDeviceToDevice
 #define cudaMemcpyDeviceToHost hipMemcpyDeviceToHost
 #define cudaMemcpyHostToDevice hipMemcpyHostToDevice
@@ -68,9 +70,12 @@
 #define cudaGraphLaunch hipGraphLaunch
 #define cudaHostAlloc hipHostMalloc
 #define cudaHostGetDevicePointer hipHostGetDevicePointer
+#define cudaHostRegister hipHostRegister
+#define cudaHostUnregister hipHostUnregister
 #define cudaMalloc hipMalloc
 #define cudaMemGetInfo hipMemGetInfo
 #define cudaMemcpy hipMemcpy
+#define cudaMemcpy2DAsync hipMemcpy2DAsync
 #define cudaMemcpyAsync hipMemcpyAsync
 #define cudaMemset hipMemset
 #define cudaMemsetAsync hipMemsetAsync
@@ -92,7 +97,23 @@
 
 #include "common/host_device.hpp"
 
+// __launch_bounds__(threads, blocks): CUDA reads the second number as the blocks an SM should hold at once and
+// budgets registers for them; HIP reads it as waves per SIMD, a different and much stronger limit (two waves
+// halve a wave's registers). KS_LAUNCH_BOUNDS(threads, blocks) passes the block count to CUDA only.
+#if defined(KS_HIP)
+#define KS_LAUNCH_BOUNDS(threads, blocks) __launch_bounds__(threads)
+#else
+#define KS_LAUNCH_BOUNDS(threads, blocks) __launch_bounds__(threads, blocks)
+#endif
+
 namespace ks {
+
+// The runtime's name, for messages: "no HIP device is visible".
+#if defined(KS_HIP)
+inline constexpr const char* kRuntimeName = "HIP";
+#else
+inline constexpr const char* kRuntimeName = "CUDA";
+#endif
 
 // Lanes of the target's warp (wavefront). The HIP build targets wave64 GPUs only (CMake passes
 // KS_HIP_WAVEFRONT and refuses a target list of mixed widths); its device passes check the compiler agrees.

@@ -26,9 +26,13 @@
 namespace ks::gemm {
 namespace warp_tiled {
 
+// The threads that own one warp tile, as 8 x 4 lanes: a warp on NVIDIA GPUs, half a 64-lane wavefront on gfx9.
+// They share no data through warp-level operations, so the group need not be the hardware's warp.
+constexpr int kGroup = 32;
+
 // 16-deep k-tiles; warps of 64 x 32; BLOCKS: the resident blocks per SM __launch_bounds__ asks for.
 template <int BM, int BN, int STAGES, int VEC, int BLOCKS>
-struct Tile : pipeline::Layout<BM, BN, 16, STAGES, VEC, 32 * (BM / 64) * (BN / 32)> {
+struct Tile : pipeline::Layout<BM, BN, 16, STAGES, VEC, kGroup * (BM / 64) * (BN / 32)> {
   static constexpr int WTM = 64, WTN = 32;
   static constexpr int WARPS_M = BM / WTM;
   static constexpr int TM = WTM / 8, TN = WTN / 4;  // elements per thread: 8 x 8
@@ -37,10 +41,10 @@ struct Tile : pipeline::Layout<BM, BN, 16, STAGES, VEC, 32 * (BM / 64) * (BN / 3
 };
 
 template <class T>
-__global__ void __launch_bounds__(T::kThreads, T::kBlocksPerSm) warp_tiled_kernel(GemmArgs a) {
-#if __CUDA_ARCH__ >= 800
+__global__ void KS_LAUNCH_BOUNDS(T::kThreads, T::kBlocksPerSm) warp_tiled_kernel(GemmArgs a) {
+#if KS_PIPELINE_COPIES
   extern __shared__ __align__(16) double smem[];
-  const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
+  const int warp = threadIdx.x / kGroup, lane = threadIdx.x % kGroup;
   const int lm = lane % 8, ln = lane / 8;
   const int wm = warp % T::WARPS_M, wn = warp / T::WARPS_M;
   int tile_m, tile_n;
@@ -130,6 +134,16 @@ GemmLaunch launcher() {
 
 // 128x64 tiles: 4 warps, two blocks per SM (up to 255 registers each), so one block's barrier wait overlaps
 // the other's arithmetic. 128x128 with 8 warps and one block per SM is the tuning alternative.
+#if defined(KS_HIP)
+// AMD GPUs: plain copies, and two stages, as a compute unit's 64 KiB of LDS holds two 128x64 stages (53 KiB) but
+// not three (80 KiB); the 128x128 tile, 73 KiB in two stages, does not fit at all. "Warps" stay groups of 32
+// threads (the lane layout above), two to a 64-lane wavefront. So a compute unit holds one block, two waves:
+// half its four SIMDs have no wave (docs/gemm-notes.md, step 31, says what would be tried on such a GPU).
+KS_GEMM_VARIANT({.info = {.name = "warp_tiled",
+                          .summary = "FFMA, 128x64 block tiles of 64x32 warp tiles, 8x8 per thread, 2-stage pipeline "
+                                     "of plain copies, 1 block (2 waves) per CU by LDS"},
+                 .launch = launcher<128, 64, 2, 1>()});
+#else
 KS_GEMM_VARIANT({.info = {.name = "warp_tiled",
                           .summary = "FFMA, 128x64 block tiles of 64x32 warp tiles, 8x8 per thread, cp.async 3-stage "
                                      "pipeline, 2 blocks/SM (sm_80+)",
@@ -140,5 +154,6 @@ KS_GEMM_VARIANT({.info = {.name = "warp_tiled_128x128",
                           .min_cc = pipeline::kCpAsyncCc,
                           .tuning = true},
                  .launch = launcher<128, 128, 3, 1>()});
+#endif
 
 }  // namespace ks::gemm

@@ -19,6 +19,12 @@
 // STAGES - 1 ahead; the kernel spreads those copies between its multiplies, so that their address arithmetic
 // issues while the math units are busy. One __syncthreads per k-tile both publishes the landed tile and
 // retires the buffer the new copies overwrite.
+//
+// AMD GPUs (the HIP build) have no asynchronous global-to-shared copy: there each copy is a plain load and a
+// shared-memory store, complete when it is issued, and commit and wait are empty. The one barrier per k-tile
+// still orders every access (a stage is overwritten only after all threads passed the barrier that retired it),
+// so the kernels and their layouts are the same; the latency of the loads is hidden only as far as the
+// compiler schedules them among the multiplies.
 #pragma once
 
 #include "gemm/kernel_common.cuh"
@@ -71,12 +77,25 @@ struct Layout {
 // ---- the instructions ----
 
 // cp.async needs compute capability 8.0, and code compiled for compute_80 or later: below that the copies
-// below compile to nothing.
+// below compile to nothing. The HIP build's plain copies need nothing.
+#if defined(KS_HIP)
+constexpr int kCpAsyncCc = 0;
+#else
 constexpr int kCpAsyncCc = 80;
+#endif
+
+// 1 in a compilation pass that has the copies: CUDA device code for compute_80 or later, or any HIP pass. A
+// pipeline kernel's body is compiled only where this holds.
+#if defined(KS_HIP) || (defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800)
+#define KS_PIPELINE_COPIES 1
+#else
+#define KS_PIPELINE_COPIES 0
+#endif
 
 // Throws, naming `name`, where the code this GPU runs for `kernel` was compiled below compute_80 (the copies
 // would be empty and shared memory would hold garbage).
 inline void require_cp_async(const char* name, const void* kernel) {
+  if (kCpAsyncCc == 0) return;
   cudaFuncAttributes fa{};
   CUDA_CHECK(cudaFuncGetAttributes(&fa, kernel));
   if (fa.ptxVersion < kCpAsyncCc)
@@ -87,7 +106,18 @@ inline void require_cp_async(const char* name, const void* kernel) {
 // Copies `src_bytes` (0, 8 or, for Bytes == 16, 16) from global to shared and zero-fills the rest of Bytes.
 template <int Bytes>
 __device__ __forceinline__ void cp_async(double* smem, const double* gmem, int src_bytes) {
-#if __CUDA_ARCH__ >= 800
+#if defined(KS_HIP)
+  if constexpr (Bytes == 16) {
+    double2 v{0.0, 0.0};
+    if (src_bytes == 16)
+      v = *reinterpret_cast<const double2*>(gmem);
+    else if (src_bytes == 8)
+      v.x = *gmem;
+    *reinterpret_cast<double2*>(smem) = v;
+  } else {
+    *smem = src_bytes ? *gmem : 0.0;
+  }
+#elif __CUDA_ARCH__ >= 800
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   if constexpr (Bytes == 16)
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16, %2;\n" ::"r"(s), "l"(gmem), "r"(src_bytes));
@@ -99,7 +129,12 @@ __device__ __forceinline__ void cp_async(double* smem, const double* gmem, int s
 // Copies 16 (Bytes == 16) or 8 bytes that are known to lie inside the matrix: no source-size operand.
 template <int Bytes>
 __device__ __forceinline__ void cp_async_whole(double* smem, const double* gmem) {
-#if __CUDA_ARCH__ >= 800
+#if defined(KS_HIP)
+  if constexpr (Bytes == 16)
+    *reinterpret_cast<double2*>(smem) = *reinterpret_cast<const double2*>(gmem);
+  else
+    *smem = *gmem;
+#elif __CUDA_ARCH__ >= 800
   const unsigned s = static_cast<unsigned>(__cvta_generic_to_shared(smem));
   if constexpr (Bytes == 16)
     asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
@@ -109,14 +144,14 @@ __device__ __forceinline__ void cp_async_whole(double* smem, const double* gmem)
 }
 
 __device__ __forceinline__ void cp_async_commit() {
-#if __CUDA_ARCH__ >= 800
+#if !defined(KS_HIP) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.commit_group;\n" ::);
 #endif
 }
 
 template <int Pending>
 __device__ __forceinline__ void cp_async_wait() {
-#if __CUDA_ARCH__ >= 800
+#if !defined(KS_HIP) && __CUDA_ARCH__ >= 800
   asm volatile("cp.async.wait_group %0;\n" ::"n"(Pending));
 #endif
 }
@@ -256,7 +291,11 @@ __device__ __forceinline__ void run(const KTileCopier<L>& copier, KTile&& ktile)
 // The most shared memory one block may ask for on `device`.
 inline int smem_per_block(int device) {
   int optin = 0;
+#if defined(KS_HIP)  // no opt-in on AMD GPUs: a block may have all of a compute unit's LDS (64 KiB on gfx9)
+  CUDA_CHECK(hipDeviceGetAttribute(&optin, hipDeviceAttributeMaxSharedMemoryPerBlock, device));
+#else
   CUDA_CHECK(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+#endif
   return optin;
 }
 
@@ -286,9 +325,11 @@ void prepare(const char* name) {
     throw std::runtime_error(std::string(name) + ": the " + tile + " tile needs " +
                              std::to_string(L::kSmemBytes / 1024) + " KiB of shared memory per block; this GPU allows " +
                              std::to_string(optin / 1024));
+#if !defined(KS_HIP)  // AMD GPUs: LDS is not carved out of L1, and a block may use all of it without asking
   CUDA_CHECK(cudaFuncSetAttribute(Kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, L::kSmemBytes));
   CUDA_CHECK(cudaFuncSetAttribute(Kernel, cudaFuncAttributePreferredSharedMemoryCarveout,
                                   cudaSharedmemCarveoutMaxShared));
+#endif
   set_for.store(device);
 }
 

@@ -13,6 +13,28 @@ GemmRegistry& registry() {
   return r;
 }
 
+const std::vector<LeftOut>& hip_left_out() {
+  static const std::vector<LeftOut> rows{
+      {"gemm/00_cublas.cpp", {"cublas", "cublas_emulated", "cublas_emulated_eager"},
+       "cuBLAS, NVIDIA's library (cuBLASXt, the host modes' anchor, likewise); Debian packages no rocBLAS to stand in"},
+      {"gemm/05_warp_tiled.cu", {"warp_tiled_128x128"},
+       "two 128x128 stages take 73 KiB of shared memory; a gfx9 block has 64 KiB of LDS"},
+      {"gemm/06_dmma.cu",
+       {"dmma", "dmma_128x128", "dmma_128x128_k32", "dmma_128x64", "dmma_64x64", "dmma_64x64_splitk",
+        "dmma_128x128_m8n8k4"},
+       "NVIDIA's FP64 tensor-core instruction (mma.sync f64) and cp.async; gfx90a's FP64 matrix instructions (MFMA) "
+       "would need a kernel of their own, not written"},
+      {"gemm/07_ozaki", {"ozaki", "ozaki_14", "ozaki_16", "ozaki_accurate", "ozaki_14_accurate"},
+       "its INT8 products are cuBLASLt's"},
+      {"gemm/08_dmma_tma.cu",
+       {"dmma_tma", "dmma_tma_128x128_k32", "dmma_tma_128x64_k32_2g", "dmma_tma_128x128", "dmma_tma_128x64",
+        "dmma_tma_64x128_k32_2g", "dmma_tma_128x128_k32_whole"},
+       "Hopper's TMA, mbarriers and setmaxnreg, and FP64 tensor cores"},
+      {"gemm/09_skinny.cu", {"skinny"}, "dmma_tma's partner for thin C: cp.async, and 32-lane shuffle sums"},
+  };
+  return rows;
+}
+
 std::string ops_names(unsigned ops) {
   std::string out;
   for (Op a : {Op::N, Op::T})

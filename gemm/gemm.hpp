@@ -21,13 +21,16 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace ks::gemm {
 
 // Op, op_bit, kOpsNN, kOpsAll and ops_name: gemm/ops.hpp.
 // The combinations of `ops` (a set of op_bit bits) by name, comma separated: "NN" or "NN,NT,TN,TT".
 std::string ops_names(unsigned ops);
+#if !defined(KS_HIP)  // cuBLAS: the CUDA build only
 inline cublasOperation_t cublas_op(Op o) { return o == Op::N ? CUBLAS_OP_N : CUBLAS_OP_T; }
+#endif
 // BLAS's transa / transb character: 'N' or 'n' is N; 'T', 't', 'C', 'c' are T. Anything else throws
 // std::invalid_argument.
 Op parse_op(char c);
@@ -85,6 +88,16 @@ struct GemmVariant {
 
 using GemmRegistry = Registry<GemmVariant>;
 GemmRegistry& registry();
+
+// What the HIP build (AMD GPUs) leaves out of the ladder, and why: one row per ladder entry, with the variants it
+// declares in the CUDA build. The HIP build's `kbench list` prints it; the tests of both builds check it against
+// their registry (CUDA: every variant is built for HIP or named here; HIP: none named here is built).
+struct LeftOut {
+  std::string entry;               // "gemm/06_dmma.cu"
+  std::vector<std::string> names;  // its variants, or the part of the entry left out
+  std::string why;
+};
+const std::vector<LeftOut>& hip_left_out();
 
 // Refuses (std::invalid_argument) a combination of ops `v` does not declare; checks `a`, applies the BLAS rules
 // above, and otherwise enqueues `v` on ctx.stream() (a new launch of the context: its scratch starts over).

@@ -1,4 +1,4 @@
-// GPU tests skip, with the reason, where no CUDA device is visible (CI, development machines).
+// GPU tests skip, with the reason, where no GPU is visible (CI, development machines).
 #pragma once
 
 #include "common/device_info.hpp"

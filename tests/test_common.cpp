@@ -240,6 +240,26 @@ TEST(ImageVerdictTest, SassPtxOrNone) {
   EXPECT_EQ(image_for_device(parse_image_spec("sass:90a;ptx:90a"), 10, 0).kind, ImageKind::None);
 }
 
+// The HIP build's list of AMD targets: code objects run on exactly their target (features after ':' aside).
+TEST(ImageVerdictTest, AmdTargetsExactly) {
+  const ImageSet hip = parse_image_spec("hip:gfx906,gfx90a");
+  ASSERT_TRUE(hip.known);
+  EXPECT_EQ(hip.gfx, (std::vector<std::string>{"gfx906", "gfx90a"}));
+  EXPECT_THROW(parse_image_spec("hip:"), std::invalid_argument);
+  EXPECT_THROW(parse_image_spec("hip:sm_90"), std::invalid_argument);
+  DeviceFacts d;
+  d.cc_major = 9;
+  d.gfx_arch = "gfx90a";
+  EXPECT_EQ(image_for_device(hip, d).kind, ImageKind::Sass);
+  EXPECT_EQ(image_for_device(hip, d).text, "code object for gfx90a: yes");
+  d.gfx_arch = "gfx908";
+  const ImageVerdict no = image_for_device(hip, d);
+  EXPECT_EQ(no.kind, ImageKind::None);
+  EXPECT_NE(no.advice.find("KS_HIP_TARGETS=gfx908"), std::string::npos) << no.advice;
+  d.gfx_arch.clear();  // an NVIDIA GPU: the compute capability decides
+  EXPECT_EQ(image_for_device(parse_image_spec("sass:90;ptx:"), d).kind, ImageKind::Sass);
+}
+
 TEST(DeviceFactsTest, FormatsBandwidthAndVersions) {
   DeviceFacts d;
   d.mem_clock_khz = 2619000;

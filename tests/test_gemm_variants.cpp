@@ -2,7 +2,9 @@
 // cases, every input distribution, and indices past 2^31, in every op(A) op(B) combination it declares.
 // Parameterised from the registry: a new variant is tested everywhere with no edit here.
 #include "gemm_fixtures.hpp"
+#if !defined(KS_HIP)
 #include "gemm/dmma_shapes.hpp"
+#endif
 
 #include <gtest/gtest.h>
 
@@ -17,6 +19,18 @@
 namespace ks::gemm {
 namespace {
 
+#if defined(KS_HIP)
+// The HIP build: the teaching steps 01-05, no anchor (no vendor DGEMM), nothing that needs NVIDIA's hardware.
+TEST(GemmRegistryTest, HoldsTheTeachingStepsAndNoAnchor) {
+  std::vector<std::string> names;
+  for (const GemmVariant* v : registry().all()) names.push_back(v->info.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"naive", "shared", "coalesced", "register_tiled", "warp_tiled"}));
+  for (const GemmVariant* v : registry().all()) EXPECT_EQ(v->info.min_cc, 0) << v->info.name;
+  EXPECT_EQ(registry().anchor(), nullptr);
+  for (const LeftOut& l : hip_left_out())
+    for (const std::string& name : l.names) EXPECT_EQ(registry().find(name), nullptr) << name;
+}
+#else
 TEST(GemmRegistryTest, HoldsTheLadderAndTheAnchor) {
   for (const char* name : {"naive", "shared", "coalesced", "register_tiled", "warp_tiled", "dmma", "cublas"})
     EXPECT_NE(registry().find(name), nullptr) << name;
@@ -28,6 +42,27 @@ TEST(GemmRegistryTest, HoldsTheLadderAndTheAnchor) {
   EXPECT_EQ(registry().anchor()->info.name, "cublas");
   EXPECT_EQ(registry().all().front()->info.name, "cublas");  // step 00
 }
+
+// The HIP build's list of what it leaves out names every variant of this build outside the steps it builds, under
+// the entry that declares it, and nothing this build lacks.
+TEST(GemmRegistryTest, TheHipBuildsLeftOutListIsComplete) {
+  const std::set<std::string> built{"naive", "shared", "coalesced", "register_tiled", "warp_tiled"};
+  std::map<std::string, std::string> entry_of;
+  for (const LeftOut& l : hip_left_out())
+    for (const std::string& name : l.names) {
+      EXPECT_TRUE(entry_of.emplace(name, l.entry).second) << name << " listed twice";
+      EXPECT_NE(registry().find(name), nullptr) << name << " is listed but not declared";
+    }
+  for (const GemmVariant* v : registry().all()) {
+    if (built.count(v->info.name)) continue;
+    const LadderPlace place = registry().place(*v);
+    const std::string& entry = place.entry.empty() ? place.file : place.entry;
+    auto it = entry_of.find(v->info.name);
+    ASSERT_NE(it, entry_of.end()) << v->info.name << " (" << entry << ") is neither built for HIP nor listed as left out";
+    EXPECT_EQ(it->second, entry) << v->info.name;
+  }
+}
+#endif
 
 // Every numbered file (or folder) of gemm/ declares a variant, and no name is declared twice.
 TEST(GemmRegistryTest, EveryLadderEntryDeclaresAndNoNameTwice) {
@@ -235,6 +270,7 @@ TEST(GemmLargeIndex, EveryVariantPastTwoToThe31Elements) {
   }
 }
 
+#if !defined(KS_HIP)  // the TMA and skinny kernels: the CUDA build only
 // The same for the TMA kernels, which the test above never reaches (K odd there: ldb odd, dmma runs): K even,
 // and each kernel of dmma::kTmaTiles forced through its tuning variant (dmma_tma's rule would pick dmma for a
 // 4-column C).
@@ -279,6 +315,7 @@ TEST(DmmaTmaSkinny, ThinCRunsTheSkinnyKernel) {
       expect_repeated_runs(*v, make_problem(shape, -1.5, beta, choose_seed()), 2, "dmma_tma_path", "skinny");
     }
 }
+#endif
 
 }  // namespace
 }  // namespace ks::gemm

@@ -1,7 +1,9 @@
 // The pipelined modes: the tile rule's plans and schedules (host), and the executor on the GPU (small budgets,
 // both pageable ways, two devices, a budget below one panel).
 #include "gemm_fixtures.hpp"
+#if !defined(KS_HIP)
 #include "gemm/host/cublasxt.hpp"
+#endif
 
 #include <gtest/gtest.h>
 
@@ -293,7 +295,7 @@ TEST(GemmPipelined, SmallBudgetBlocksPanelsAndBothPageableWays) {
         o.pageable_method = how;
         Stream stream;
         ExecContext ctx(stream.get());
-        Runner runner(*registry().find("cublas"), mode, p, ctx, o);
+        Runner runner(*registry().find(kTrusted), mode, p, ctx, o);
         ASSERT_GE(runner.product()->plan().row_blocks, 3) << runner.product()->plan().str();
         ASSERT_GE(runner.product()->plan().col_panels, 2) << runner.product()->plan().str();
         for (int rep = 0; rep < 2; ++rep) {  // twice: the events and buffers are reused
@@ -325,7 +327,7 @@ TEST(GemmPipelined, LeadPanelsAmongAChunks) {
         o.pageable_method = pipelined::Pageable::Stage;
         Stream stream;
         ExecContext ctx(stream.get());
-        Runner runner(*registry().find("dmma"), mode, p, ctx, o);
+        Runner runner(*registry().find(kFast), mode, p, ctx, o);
         const pipelined::Plan& plan = runner.product()->plan();
         ASSERT_EQ(plan.lead, 5) << plan.str();
         ASSERT_EQ(plan.a_chunks, 7) << plan.str();
@@ -352,7 +354,7 @@ TEST(GemmPipelined, TwoDevicesSplitThePanels) {
   o.config.budget_bytes = pipelined::kDeviceOverheadBytes + (std::size_t(8) << 20);
   Stream stream;
   ExecContext ctx(stream.get());
-  Runner runner(*registry().find("dmma"), Mode::PageablePipelined, p, ctx, o);
+  Runner runner(*registry().find(kFast), Mode::PageablePipelined, p, ctx, o);
   runner.reset_output();
   runner.run();
   const GemmCheck c = validate(p, runner.result());
@@ -370,7 +372,7 @@ TEST(GemmPipelined, TwoVisibleDevicesSplitThePanels) {
   o.config.budget_bytes = pipelined::kDeviceOverheadBytes + (std::size_t(6) << 20);
   Stream stream;
   ExecContext ctx(stream.get());
-  for (const char* name : {"cublas", "dmma"}) {
+  for (const char* name : {kTrusted, kFast}) {
     Runner runner(*registry().find(name), Mode::PinnedPipelined, p, ctx, o);
     runner.reset_output();
     runner.run();
@@ -381,6 +383,7 @@ TEST(GemmPipelined, TwoVisibleDevicesSplitThePanels) {
   int current = -1;
   ASSERT_EQ(cudaGetDevice(&current), cudaSuccess);
   EXPECT_EQ(current, 0) << "the pipelined mode left the caller on another device";
+#if !defined(KS_HIP)
   {
     CublasXt xt({1, 0});
     const GemmShape& s = p.shape;
@@ -391,6 +394,7 @@ TEST(GemmPipelined, TwoVisibleDevicesSplitThePanels) {
   }
   ASSERT_EQ(cudaGetDevice(&current), cudaSuccess);
   EXPECT_EQ(current, 0) << "cuBLASXt left the caller on another device";
+#endif
 }
 
 TEST(GemmPipelined, ABudgetBelowOnePanelIsAClearError) {
@@ -400,7 +404,7 @@ TEST(GemmPipelined, ABudgetBelowOnePanelIsAClearError) {
   o.config.budget_bytes = pipelined::kDeviceOverheadBytes + 4096;
   Stream stream;
   ExecContext ctx(stream.get());
-  EXPECT_THROW(Runner(*registry().find("cublas"), Mode::PinnedPipelined, p, ctx, o), std::invalid_argument);
+  EXPECT_THROW(Runner(*registry().find(kTrusted), Mode::PinnedPipelined, p, ctx, o), std::invalid_argument);
 }
 
 }  // namespace

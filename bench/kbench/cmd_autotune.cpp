@@ -3,6 +3,22 @@
 #include "bench/kbench/commands.hpp"
 #include "bench/kbench/session.hpp"
 #include "bench/parse.hpp"
+
+#include <stdexcept>
+
+#if defined(KS_HIP)
+
+namespace ks::bench {
+
+int autotune_command(RunOptions, const std::string&) {
+  throw std::invalid_argument("autotune times the dmma tile configurations (FP64 tensor cores), which the HIP build "
+                              "does not have");
+}
+
+}  // namespace ks::bench
+
+#else
+
 #include "gemm/dmma_shapes.hpp"
 
 #include <algorithm>
@@ -70,3 +86,5 @@ int autotune_command(RunOptions o, const std::string& command_line) {
 }
 
 }  // namespace ks::bench
+
+#endif

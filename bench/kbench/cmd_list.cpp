@@ -32,12 +32,35 @@ std::string gemm_runs(const VariantInfo& i) {
   return i.tuning ? "tuning: when --variants names it" : "default suite";
 }
 
+// The HIP build: what it leaves out of the DGEMM ladder, and why (gemm::hip_left_out()).
+void list_left_out(bool md) {
+#if defined(KS_HIP)
+  auto names = [](const gemm::LeftOut& l) {
+    std::string s;
+    for (const std::string& n : l.names) s += (s.empty() ? "" : ", ") + n;
+    return s;
+  };
+  if (md) {
+    std::cout << "\nLeft out of the HIP build:\n\n| entry | variants | why |\n|---|---|---|\n";
+    for (const gemm::LeftOut& l : gemm::hip_left_out())
+      std::cout << "| " << l.entry << " | " << md_cell(names(l)) << " | " << md_cell(l.why) << " |\n";
+    return;
+  }
+  std::cout << "gemm variants left out of the HIP build:\n";
+  for (const gemm::LeftOut& l : gemm::hip_left_out())
+    std::cout << "  " << names(l) << " (" << l.entry << "): " << l.why << "\n";
+#else
+  (void)md;
+#endif
+}
+
 void list_gemm(bool md) {
   if (md) {
     std::cout << "| step | variant | what it is | op(A) op(B) | min CC | runs |\n|---|---|---|---|---|---|\n";
     for (const gemm::GemmVariant* v : gemm::registry().all())
       std::cout << "| " << step_link(gemm::registry().place(*v)) << " | `" << v->info.name << "` | " << md_cell(v->info.summary) << " | "
                 << gemm::ops_names(v->ops) << " | " << cc_text(v->info.min_cc) << " | " << gemm_runs(v->info) << " |\n";
+    list_left_out(md);
     return;
   }
   std::string modes;
@@ -47,6 +70,7 @@ void list_gemm(bool md) {
     std::printf("  %-20s cc>=%-4s %-11s %s%s\n", v->info.name.c_str(), cc_text(v->info.min_cc).c_str(),
                 gemm::ops_names(v->ops).c_str(), v->info.summary.c_str(),
                 v->info.tuning ? " [tuning: runs when --variants names it]" : "");
+  list_left_out(md);
 }
 
 std::string integral_text(const reduce::ReduceVariant& v) {

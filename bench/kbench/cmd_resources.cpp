@@ -69,6 +69,10 @@ std::string occupancy_text(const KernelResources& k, int threads) {
 
 int resources_command(const ResourcesOptions& o) {
   const Pattern filter(o.filter, "--filter");
+#if defined(KS_HIP)
+  throw std::invalid_argument("resources reads cuobjdump's report of NVIDIA machine code; for the HIP build's AMD "
+                              "code objects, compile with -Rpass-analysis=kernel-resource-usage for the same counts");
+#endif
   const std::string tool = find_cuobjdump(o.cuobjdump);
   std::vector<KernelResources> kernels;
   for (const std::string& file : kernel_files()) {

@@ -6,9 +6,15 @@
 #include <ctime>
 #include <fstream>
 
+#if defined(KS_HIP)
+#include <rocprim/rocprim_version.hpp>  // the reduction anchor's version, for the results file
+#endif
+
+#if !defined(KS_HIP)
 namespace ks::gemm {
 extern const char* const kCublasConfig;  // gemm/00_cublas.cpp
 }
+#endif
 
 namespace ks::bench {
 namespace {
@@ -30,12 +36,17 @@ std::string utc_now() {
   return buf;
 }
 
+// The vendor DGEMM's version; the HIP build has none.
 std::string cublas_version() {
+#if defined(KS_HIP)
+  return "";
+#else
   int major = 0, minor = 0, patch = 0;
   CUBLAS_CHECK(cublasGetProperty(MAJOR_VERSION, &major));
   CUBLAS_CHECK(cublasGetProperty(MINOR_VERSION, &minor));
   CUBLAS_CHECK(cublasGetProperty(PATCH_LEVEL, &patch));
   return std::to_string(major) + "." + std::to_string(minor) + "." + std::to_string(patch);
+#endif
 }
 
 void write_gpu(json::Writer& w, const DeviceFacts& d, const GpuState& g) {
@@ -104,7 +115,7 @@ RunContext collect_context(const DeviceFacts& d, const GpuState& at_start, const
 }
 
 void write_context(json::Writer& w, const RunContext& c) {
-  const ImageVerdict v = image_for_device(compiled_images(), c.gpu.cc_major, c.gpu.cc_minor);
+  const ImageVerdict v = image_for_device(compiled_images(), c.gpu);
   w.begin_object("context")
       .value("kbench_version", KS_VERSION)
       .value("git_revision", KS_GIT_REVISION)
@@ -113,12 +124,19 @@ void write_context(json::Writer& w, const RunContext& c) {
       .value("command_line", c.command_line)
       .value("host_cpu", c.host_cpu);
   write_gpu(w, c.gpu, c.at_start);
-  w.begin_object("software")
-      .value("cuda_driver", format_version(c.gpu.driver_version))
+  w.begin_object("software");
+#if defined(KS_HIP)
+  w.value("hip_driver", std::to_string(c.gpu.driver_version))
+      .value("hip_runtime", std::to_string(c.gpu.runtime_version))
+      .value("rocprim_version", std::to_string(ROCPRIM_VERSION_MAJOR) + "." + std::to_string(ROCPRIM_VERSION_MINOR) +
+                                    "." + std::to_string(ROCPRIM_VERSION_PATCH));
+#else
+  w.value("cuda_driver", format_version(c.gpu.driver_version))
       .value("cuda_runtime", format_version(c.gpu.runtime_version))
       .value("cublas_version", c.cublas_version)
-      .value("cublas_config", gemm::kCublasConfig)
-      .end_object();
+      .value("cublas_config", gemm::kCublasConfig);
+#endif
+  w.end_object();
   w.begin_object("binary")
       .value("cuda_architectures", KS_CUDA_ARCHITECTURES_SETTING)
       .value("images", KS_CUDA_ARCHS)

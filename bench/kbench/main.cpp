@@ -51,7 +51,7 @@ void add_timing_options(CLI::App* cmd, RunOptions& o) {
 void add_run_options(CLI::App* cmd, RunOptions& o) {
   cmd->add_option("--suite", o.suite,
                   "gemm, reduce, integral or all (default); shapes: the named sweep of DGEMM shape classes (dmma_tma "
-                  "against cuBLAS unless --variants says otherwise; --sizes replaces the sweep), with each class's "
+                  "against cuBLAS, or warp_tiled in the HIP build, unless --variants says otherwise; --sizes replaces the sweep), with each class's "
                   "geometric mean")
       ->check(CLI::IsMember({"gemm", "reduce", "integral", "all", "shapes"}));
   cmd->add_option("--variants", o.variants, "Regular expression over variant names (the anchor always runs)");

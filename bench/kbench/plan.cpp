@@ -87,9 +87,9 @@ TimingOptions timing_options(const RunOptions& o) {
 }
 
 // The regular expression of --variants, which must match some variant of the chosen suites (--suite shapes
-// without --variants: dmma_tma).
+// without --variants: kShapeSuiteVariant).
 Pattern variant_pattern(const RunOptions& o, const Plan& p) {
-  const Pattern pattern(p.shape_suite && !o.given_option("--variants") ? "dmma_tma" : o.variants, "--variants");
+  const Pattern pattern(p.shape_suite && !o.given_option("--variants") ? kShapeSuiteVariant : o.variants, "--variants");
   bool matched = false;
   for (const std::string& n : gemm::registry().names()) matched |= p.gemm && pattern.matches_whole(n);
   for (const std::string& n : reduce::registry().names())

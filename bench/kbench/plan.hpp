@@ -30,6 +30,13 @@ struct ShapeCase {
   int M, N, K;
 };
 extern const std::vector<ShapeCase> kShapeSuite;
+// The variant the shape sweep times unless --variants says otherwise: dmma_tma; in the HIP build, which has neither
+// it nor an anchor, the fastest step there.
+#if defined(KS_HIP)
+inline constexpr const char* kShapeSuiteVariant = "warp_tiled";
+#else
+inline constexpr const char* kShapeSuiteVariant = "dmma_tma";
+#endif
 
 struct Plan {
   bool gemm = false, reduce = false, integral = false;

@@ -5,7 +5,9 @@
 #include "bench/host_timing.hpp"
 #include "bench/kbench/lazy_input.hpp"
 #include "common/random.hpp"
-#include "gemm/host/cublasxt.hpp"
+#if !defined(KS_HIP)
+#include "gemm/host/cublasxt.hpp"  // the CUDA build only
+#endif
 #include "gemm/host/problem.hpp"
 #include "reduce/runner.hpp"
 
@@ -163,6 +165,7 @@ Row gemm_row(const gemm::GemmVariant* v, gemm::Mode mode, const GemmSize& size,
   return row;
 }
 
+#if !defined(KS_HIP)
 // cuBLASXt on the group's host memory (pinned or pageable), its block size swept once and the fastest kept: the
 // anchor the pipelined modes are held against.
 Row cublasxt_row(gemm::Mode mode, const GemmSize& size, const std::shared_ptr<LazyInput<gemm::GemmProblem>>& input) {
@@ -183,6 +186,7 @@ Row cublasxt_row(gemm::Mode mode, const GemmSize& size, const std::shared_ptr<La
   };
   return row;
 }
+#endif
 
 Row eigen_row(const GemmSize& size, const std::shared_ptr<LazyInput<gemm::GemmProblem>>& input) {
   Row row{"host/eigen_dgemm/" + size.key(), gemm_axes("host", "eigen_dgemm", "", size, false), {}};
@@ -239,9 +243,11 @@ void add_gemm_rows(std::vector<Row>& rows, const Plan& p) {
         if (anchor_only && !v->info.anchor) continue;
         if (extra && !in_suite_mode(*v, mode)) continue;
         rows.push_back(gemm_row(v, mode, size, input));
+#if !defined(KS_HIP)
         // cuBLASXt beside the plain sequences of host memory, right after their anchor.
         if (v->info.anchor && (mode == gemm::Mode::Pinned || mode == gemm::Mode::Pageable))
           rows.push_back(cublasxt_row(mode, size, input));
+#endif
       }
     }
     if (!p.shape_suite && static_cast<double>(size.M) * size.N * size.K <= 2048.0 * 2048 * 2048)

@@ -240,10 +240,12 @@ struct Runner::Impl {
   }
 
   void run(int copy) {
+#if !defined(KS_HIP)
     if (xt) {
       xt->run(args(host_a(), host_b(), host_c()));
       return;
     }
+#endif
     switch (mode) {
       case Mode::Device:
         if (copy > 0) {
@@ -301,8 +303,10 @@ struct Runner::Impl {
 Runner::Runner(const GemmVariant& variant, Mode mode, const GemmProblem& problem, ExecContext& ctx,
                const PipelineOptions& pipeline)
     : impl_(std::make_unique<Impl>(&variant, nullptr, mode, problem, ctx, pipeline)) {}
+#if !defined(KS_HIP)
 Runner::Runner(CublasXt& xt, Mode mode, const GemmProblem& problem, ExecContext& ctx)
     : impl_(std::make_unique<Impl>(nullptr, &xt, mode, problem, ctx, PipelineOptions{})) {}
+#endif
 Runner::~Runner() = default;
 void Runner::reset_output() { impl_->reset_output(); }
 void Runner::run(int copy) { impl_->run(copy); }

@@ -16,7 +16,9 @@
 #include "common/exec_context.hpp"
 #include "common/timing.hpp"
 #include "gemm/gemm.hpp"
+#if !defined(KS_HIP)  // cuBLASXt: the CUDA build only
 #include "gemm/host/cublasxt.hpp"
+#endif
 #include "gemm/host/pipelined.hpp"
 #include "gemm/host/problem.hpp"
 
@@ -26,6 +28,8 @@
 #include <vector>
 
 namespace ks::gemm {
+
+class CublasXt;
 
 enum class Mode { Device, Pageable, Pinned, Graph, Mapped, PinnedPipelined, PageablePipelined };
 
@@ -49,9 +53,11 @@ class Runner {
   // leaves C as reset_output() would: run() right after construction computes alpha A B + beta C0.
   Runner(const GemmVariant& variant, Mode mode, const GemmProblem& problem, ExecContext& ctx,
          const PipelineOptions& pipeline = {});
+#if !defined(KS_HIP)
   // cuBLASXt on the mode's host memory: Pinned or Pageable (std::invalid_argument otherwise). run() returns when C
   // is complete on the host.
   Runner(CublasXt& xt, Mode mode, const GemmProblem& problem, ExecContext& ctx);
+#endif
   ~Runner();
   Runner(const Runner&) = delete;
   Runner& operator=(const Runner&) = delete;
