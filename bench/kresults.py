@@ -40,7 +40,11 @@ LEGACY_CEILINGS = {
 
 
 class ResultsError(Exception):
-    """A file that is not a kbench results file, or a damaged one."""
+    """A file that is not a kbench results file, or a damaged one. The message is one line: text quoted from the
+    file (a ceiling's name, a row's) may hold line breaks and other control characters, which it shows escaped."""
+
+    def __init__(self, message):
+        super().__init__("".join(c if c.isprintable() else repr(c)[1:-1] for c in message))
 
 
 class Row:

@@ -105,6 +105,8 @@ def write(doc, raw):
               "context": {"ceilings": {"fp64_fma_tflops": "abc"}}}, raw=None)
 @example(doc={"schema": "kbench-results", "schema_version": 2, "benchmarks": [],
               "context": {"ceilings": {"fp64_fma_tflops": 1e999}}}, raw=None)
+@example(doc={"schema": "kbench-results", "schema_version": 2, "benchmarks": [],
+              "context": {"ceilings": {"\n": None}}}, raw=None)  # a name with a line break, in the message
 @example(doc={"context": {"git_revision": "x", "binary_images": 1}, "benchmarks": [
     {"name": "reduce/fast/double/n=abc"}, {"name": "gemm/cublas/device/²x2x2"}]}, raw=None)
 @example(doc={"context": {"git_revision": None, "binary_images": None}, "benchmarks": [
