@@ -44,6 +44,12 @@ int finish(const char* program, int rc) {
 
 void ignore_sigpipe() { std::signal(SIGPIPE, SIG_IGN); }
 
+std::string joined(const std::vector<std::string>& items) {
+  std::string s;
+  for (const std::string& n : items) s += (s.empty() ? "" : ", ") + n;
+  return s;
+}
+
 std::string version_line(const char* program) {
   return std::string(program) + " " + KS_VERSION + " (git " + KS_GIT_REVISION + ", " + KS_BUILD_TYPE + ")";
 }

@@ -6,6 +6,7 @@
 #include <CLI/CLI.hpp>
 
 #include <string>
+#include <vector>
 
 namespace ks::cli {
 
@@ -33,6 +34,9 @@ std::string version_line(const char* program);
 // number in (0, max].
 CLI::Validator whole_number(long long min, long long max);
 CLI::Validator positive_number(double max);
+
+// Names for a message or a listing, comma separated: "a, b, c".
+std::string joined(const std::vector<std::string>& items);
 
 
 }  // namespace ks::cli

@@ -35,20 +35,15 @@ std::string gemm_runs(const VariantInfo& i) {
 // The HIP build: what it leaves out of the DGEMM ladder, and why (gemm::hip_left_out()).
 void list_left_out(bool md) {
 #if defined(KS_HIP)
-  auto names = [](const gemm::LeftOut& l) {
-    std::string s;
-    for (const std::string& n : l.names) s += (s.empty() ? "" : ", ") + n;
-    return s;
-  };
   if (md) {
     std::cout << "\nLeft out of the HIP build:\n\n| entry | variants | why |\n|---|---|---|\n";
     for (const gemm::LeftOut& l : gemm::hip_left_out())
-      std::cout << "| " << l.entry << " | " << md_cell(names(l)) << " | " << md_cell(l.why) << " |\n";
+      std::cout << "| " << l.entry << " | " << md_cell(cli::joined(l.names)) << " | " << md_cell(l.why) << " |\n";
     return;
   }
   std::cout << "gemm variants left out of the HIP build:\n";
   for (const gemm::LeftOut& l : gemm::hip_left_out())
-    std::cout << "  " << names(l) << " (" << l.entry << "): " << l.why << "\n";
+    std::cout << "  " << cli::joined(l.names) << " (" << l.entry << "): " << l.why << "\n";
 #else
   (void)md;
 #endif

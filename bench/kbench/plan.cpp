@@ -16,12 +16,6 @@ bool RunOptions::given_option(const std::string& name) const {
 
 namespace {
 
-std::string joined(const std::vector<std::string>& names) {
-  std::string s;
-  for (const std::string& n : names) s += (s.empty() ? "" : ", ") + n;
-  return s;
-}
-
 // A list option that names one value twice would give two rows of one name: refused, naming the value.
 template <class T, class Text>
 void refuse_duplicates(const std::vector<T>& values, const char* option, Text&& text) {
@@ -69,7 +63,7 @@ void check_block(const Plan& p) {
       refused.push_back(v->info.name + " takes " + v->block_sizes_text());
   if (!refused.empty())
     throw std::invalid_argument("--block " + std::to_string(p.block) + " does not suit every variant asked for: " +
-                                joined(refused));
+                                cli::joined(refused));
   const bool any = std::any_of(p.reduce_variants.begin(), p.reduce_variants.end(),
                                [](const reduce::ReduceVariant* v) { return !v->block_sizes.empty(); });
   if (!any) throw std::invalid_argument("--block: none of the variants asked for takes a block size");
@@ -96,8 +90,8 @@ Pattern variant_pattern(const RunOptions& o, const Plan& p) {
     matched |= (p.reduce || p.integral) && pattern.matches_whole(n);
   if (!matched)
     throw std::invalid_argument("--variants '" + o.variants + "' matches no variant of --suite " + o.suite +
-                                ". gemm: " + joined(gemm::registry().names()) + ". reduce: " +
-                                joined(reduce::registry().names()));
+                                ". gemm: " + cli::joined(gemm::registry().names()) + ". reduce: " +
+                                cli::joined(reduce::registry().names()));
   return pattern;
 }
 
