@@ -55,6 +55,9 @@ class ScratchArena {
     for (Block& b : blocks_) b.used = 0;
   }
 
+  // The bytes take() can still hand out without allocating (the last block's unused part).
+  std::size_t room() const { return blocks_.empty() ? 0 : room(blocks_.back()); }
+
   std::size_t capacity() const {
     std::size_t total = 0;
     for (const Block& b : blocks_) total += b.storage.bytes();
@@ -107,6 +110,8 @@ class ExecContext {
   // request of the same launch gets a region of its own.
   void* device_scratch(std::size_t bytes) { return device_scratch_.take(bytes); }
   std::size_t device_scratch_capacity() const { return device_scratch_.capacity(); }
+  // What this launch can still take from device scratch without an allocation.
+  std::size_t device_scratch_room() const { return device_scratch_.room(); }
   // Pinned host scratch, likewise.
   void* pinned_scratch(std::size_t bytes) { return pinned_scratch_.take(bytes); }
   // `count` 32-bit device counters, zeroed once when first allocated. Kernels that use them must leave them

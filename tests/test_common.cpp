@@ -171,6 +171,7 @@ TEST(ScratchArenaTest, ASecondRequestNeverMovesTheFirst) {
   ScratchArena<HostStorage> arena;
   int waits = 0;
   auto wait = [&] { ++waits; };
+  EXPECT_EQ(arena.room(), 0u);
   auto* first = static_cast<unsigned char*>(arena.take(1000));
   std::memset(first, 7, 1000);
   auto* second = static_cast<unsigned char*>(arena.take(1 << 20));  // more than the arena holds: a new block
@@ -183,9 +184,13 @@ TEST(ScratchArenaTest, ASecondRequestNeverMovesTheFirst) {
   EXPECT_EQ(waits, 1);
   const std::size_t capacity = arena.capacity();
   EXPECT_GE(capacity, 1024u + (1u << 20));
+  const std::size_t room = arena.room();
+  EXPECT_GE(room, 1024u + (1u << 20));
   auto* a = static_cast<unsigned char*>(arena.take(1000));
+  EXPECT_EQ(arena.room(), room - 1024);  // requests are rounded up to kAlign
   auto* b = static_cast<unsigned char*>(arena.take(1 << 20));
   EXPECT_GE(b, a + 1000);
+  EXPECT_EQ(arena.capacity(), capacity);  // both fitted in the room: nothing allocated
   arena.begin_launch(wait);
   EXPECT_EQ(waits, 1);  // steady state: no wait, no allocation
   EXPECT_EQ(arena.capacity(), capacity);

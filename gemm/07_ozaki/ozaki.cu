@@ -28,6 +28,7 @@
 #include <cstring>
 #include <map>
 #include <mutex>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <tuple>
@@ -140,16 +141,17 @@ __global__ void __launch_bounds__(kThreads) stats_kernel(const double* x, int ld
   }
 }
 
-// A non-negative value (NaN as Inf) into a running maximum held as bits.
-__device__ __forceinline__ void atomic_max_nonneg(unsigned long long* at, double v) {
-  atomicMax(at, static_cast<unsigned long long>(__double_as_longlong(isnan(v) ? INFINITY : v)));
+// The bits of a non-negative value as a running maximum holds them (NaN as Inf).
+__device__ __forceinline__ unsigned long long max_bits(double v) {
+  return static_cast<unsigned long long>(__double_as_longlong(isnan(v) ? INFINITY : v));
 }
 
-// rho of a finite non-zero row, 2^ex K / (sum |x|) (>= 1), into the running maximum; returns it.
-__device__ __forceinline__ double max_rho(int K, double sum, int ex, unsigned long long* rho_max) {
-  const double rho = ldexp(static_cast<double>(K) / sum, ex) * kSumScale;
-  atomic_max_nonneg(rho_max, rho);
-  return rho;
+// A non-negative value into a running maximum held as bits.
+__device__ __forceinline__ void atomic_max_nonneg(unsigned long long* at, double v) { atomicMax(at, max_bits(v)); }
+
+// rho of a finite non-zero row, 2^ex K / (sum |x|) (>= 1; sum as the statistics hold it, times kSumScale).
+__device__ __forceinline__ double row_rho(int K, double sum, int ex) {
+  return ldexp(static_cast<double>(K) / sum, ex) * kSumScale;
 }
 
 // The rows whose tau the statistics measure: largest magnitude in [2^-400, 2^400]. Their sums of squares (times
@@ -157,26 +159,44 @@ __device__ __forceinline__ double max_rho(int K, double sum, int ex, unsigned lo
 // the largest one's; any other row keeps tau's bound, sqrt(rho).
 constexpr double kTauLow = 0x1p-400, kTauHigh = 0x1p400;
 
-// Per row: e (amax < 2^e), or kBad; over the finite non-zero rows, the largest rho = 2^e / mean |x| and the largest
-// tau = rms / mean |x| = sqrt(K sum x^2) / sum |x| (at most sqrt(rho): rms^2 <= max |x| mean |x|).
-__global__ void exponents_kernel(int R, int K, const unsigned long long* amax, const double* sum, const double* sumsq,
-                                 int* e, unsigned long long* rho_max, unsigned long long* tau_max) {
-  const int r = blockIdx.x * blockDim.x + threadIdx.x;
-  if (r >= R) return;
-  const double m = __longlong_as_double(static_cast<long long>(amax[r]));
-  if (!isfinite(m)) {
-    e[r] = kBad;
-    return;
+// The largest of a warp's values (bits of non-negative doubles, 0 for none) into *at: one atomic a warp, not one a
+// row (every row of an operand updates the same word, so per-row atomics queue up: 9 us for 4096 rows on the H100).
+__device__ __forceinline__ void warp_atomic_max(unsigned long long* at, unsigned long long bits) {
+  for (int o = 16; o > 0; o >>= 1) bits = max(bits, __shfl_xor_sync(0xffffffffu, bits, o));
+  if (threadIdx.x % 32 == 0 && bits) atomicMax(at, bits);
+}
+
+// Per row of A (r < M) and of B (r >= M, R = M + N rows in all): e (amax < 2^e), or kBad; over each operand's
+// finite non-zero rows, the largest rho = 2^e / mean |x| into rho_max[0] (A) or rho_max[1] (B) and the largest
+// tau = rms / mean |x| = sqrt(K sum x^2) / sum |x| (at most sqrt(rho): rms^2 <= max |x| mean |x|) into tau_max[0]
+// or [1]. The block is whole warps, each thread one row.
+__global__ void exponents_kernel(std::size_t M, std::size_t R, int K, const unsigned long long* amax,
+                                 const double* sum, const double* sumsq, int* e, unsigned long long* rho_max,
+                                 unsigned long long* tau_max) {
+  const std::size_t r = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
+  unsigned long long rho_bits = 0, tau_bits = 0;
+  if (r < R) {
+    const double m = __longlong_as_double(static_cast<long long>(amax[r]));
+    int ex = kBad;
+    if (isfinite(m)) {
+      ex = 0;
+      if (m > 0) {
+        frexp(m, &ex);
+        const double rho = row_rho(K, sum[r], ex);
+        double tau = sqrt(rho);
+        if (m >= kTauLow && m <= kTauHigh) tau = fmin(tau, sqrt(K * sumsq[r]) / sum[r]);
+        rho_bits = max_bits(rho);
+        tau_bits = max_bits(tau);
+      }
+    }
+    e[r] = ex;
   }
-  int ex = 0;
-  if (m > 0) {
-    frexp(m, &ex);
-    const double rho = max_rho(K, sum[r], ex, rho_max);
-    double tau = sqrt(rho);
-    if (m >= kTauLow && m <= kTauHigh) tau = fmin(tau, sqrt(K * sumsq[r]) / sum[r]);
-    atomic_max_nonneg(tau_max, tau);
-  }
-  e[r] = ex;
+  // A warp may hold rows of both operands: each side's maximum apart.
+  const bool b_row = r >= M;
+  warp_atomic_max(rho_max, b_row ? 0 : rho_bits);
+  warp_atomic_max(rho_max + 1, b_row ? rho_bits : 0);
+  warp_atomic_max(tau_max, b_row ? 0 : tau_bits);
+  warp_atomic_max(tau_max + 1, b_row ? tau_bits : 0);
 }
 
 // Row i of the coarse product W (M x N, column-major, ld ldw): its largest element into wmax[i] (atomics over
@@ -199,7 +219,7 @@ __global__ void coarse_shift_kernel(int R, int K, const unsigned* wmax, const un
   if (wmax) shift[r] = s;
   const double m = __longlong_as_double(static_cast<long long>(amax[r]));
   if (e[r] == kBad || !(m > 0)) return;
-  for (int c = 0; c <= kShiftCap; ++c) max_rho(K, sum[r], e[r] - min(s, c), rho_eff + c);
+  for (int c = 0; c <= kShiftCap; ++c) atomic_max_nonneg(rho_eff + c, row_rho(K, sum[r], e[r] - min(s, c)));
 }
 
 // The shifts the decision leaves room for, folded into the exponents: e_r -= min(s_r, cap).
@@ -453,7 +473,8 @@ std::map<Key, Decision>& decisions() {
   return m;
 }
 
-Decision choose(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, int fixed) {
+// The decision for these operands, and in *read the statistics it read back (left alone where it read none).
+Decision choose(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, int fixed, std::optional<Stats>* read) {
   const bool accurate = st.shift != nullptr;
   const Key key{a.A, a.B, a.M, a.N, a.K, a.lda, a.ldb, a.transa, a.transb, fixed, accurate};
   Shifts shifts;  // unset entries count as 1 (decide takes max(rho, 1))
@@ -481,10 +502,7 @@ Decision choose(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, int 
   std::copy(rho + kShiftedA, rho + kShiftedB, shifts.rho_a);
   std::copy(rho + kShiftedB, rho + kRhoSlots, shifts.rho_b);
   const Stats s{rho[kRhoA], rho[kTauA], rho[kRhoB], rho[kTauB]};
-  std::ostringstream inputs;
-  inputs.precision(6);
-  inputs << "rho_a=" << s.rho_a << " rho_b=" << s.rho_b << " tau_a=" << s.tau_a << " tau_b=" << s.tau_b;
-  ctx.notes()["ozaki_inputs"] = inputs.str();
+  *read = s;
   Decision d = decide(a.M, a.N, a.K, s, fixed, accurate ? &shifts : nullptr);
   const std::lock_guard<std::mutex> lock(cache_mutex);
   decisions()[key] = d;
@@ -527,16 +545,16 @@ void coarse_shifts(const GemmArgs& a, ExecContext& ctx, DeviceStats& st) {
 DeviceStats statistics(const GemmArgs& a, ExecContext& ctx, bool accurate) {
   const std::size_t R = static_cast<std::size_t>(a.M) + a.N;
   DeviceStats st{};
-  st.amax = static_cast<unsigned long long*>(ctx.device_scratch(R * 8));
-  st.sum = static_cast<double*>(ctx.device_scratch(R * 8));
-  st.sumsq = static_cast<double*>(ctx.device_scratch(R * 8));
+  // The arrays the kernels accumulate into, in one region and zeroed by one memset (each memset is a few
+  // microseconds of the host's before the first kernel can be enqueued).
+  auto* zeroed = static_cast<unsigned long long*>(ctx.device_scratch((3 * R + kRhoSlots) * 8));
+  st.amax = zeroed;
+  st.sum = reinterpret_cast<double*>(zeroed + R);
+  st.sumsq = reinterpret_cast<double*>(zeroed + 2 * R);
+  st.rho = zeroed + 3 * R;
   st.e = static_cast<int*>(ctx.device_scratch(R * 4));
-  st.rho = static_cast<unsigned long long*>(ctx.device_scratch(kRhoSlots * 8));
   const cudaStream_t s = ctx.stream();
-  CUDA_CHECK(cudaMemsetAsync(st.amax, 0, R * 8, s));
-  CUDA_CHECK(cudaMemsetAsync(st.sum, 0, R * 8, s));
-  CUDA_CHECK(cudaMemsetAsync(st.sumsq, 0, R * 8, s));
-  CUDA_CHECK(cudaMemsetAsync(st.rho, 0, kRhoSlots * 8, s));
+  CUDA_CHECK(cudaMemsetAsync(zeroed, 0, (3 * R + kRhoSlots) * 8, s));
   with_view(a, false, [&](auto kc) {
     constexpr bool KC = decltype(kc)::value;
     dev::stats_kernel<KC><<<tile_grid(a.M, a.K), dev::kThreads, 0, s>>>(a.A, a.lda, a.M, a.K, st.amax, st.sum,
@@ -549,11 +567,9 @@ DeviceStats statistics(const GemmArgs& a, ExecContext& ctx, bool accurate) {
                                                                         st.sum + a.M, st.sumsq + a.M);
   });
   CUDA_CHECK(cudaGetLastError());
-  dev::exponents_kernel<<<(a.M + 255) / 256, 256, 0, s>>>(a.M, a.K, st.amax, st.sum, st.sumsq, st.e,
-                                                           st.rho + kRhoA, st.rho + kTauA);
-  CUDA_CHECK(cudaGetLastError());
-  dev::exponents_kernel<<<(a.N + 255) / 256, 256, 0, s>>>(a.N, a.K, st.amax + a.M, st.sum + a.M, st.sumsq + a.M,
-                                                           st.e + a.M, st.rho + kRhoB, st.rho + kTauB);
+  static_assert(kRhoB == kRhoA + 1 && kTauB == kTauA + 1, "exponents_kernel writes A's slot, then B's");
+  dev::exponents_kernel<<<static_cast<unsigned>((R + 255) / 256), 256, 0, s>>>(
+      static_cast<std::size_t>(a.M), R, a.K, st.amax, st.sum, st.sumsq, st.e, st.rho + kRhoA, st.rho + kTauA);
   CUDA_CHECK(cudaGetLastError());
   if (accurate) coarse_shifts(a, ctx, st);
   return st;
@@ -600,8 +616,15 @@ void emulate_with(int n, const GemmArgs& a, ExecContext& ctx, const DeviceStats&
   ((n == kMinModuli + I ? emulate<kMinModuli + I>(a, ctx, st, d, w) : void()), ...);
 }
 
-// What the launch chose, reported with the harness's row.
-void note(ExecContext& ctx, const Decision& d) {
+// What the launch read and chose, reported with the harness's row.
+void note(ExecContext& ctx, const Decision& d, const std::optional<Stats>& read) {
+  if (read) {
+    std::ostringstream inputs;
+    inputs.precision(6);
+    inputs << "rho_a=" << read->rho_a << " rho_b=" << read->rho_b << " tau_a=" << read->tau_a
+           << " tau_b=" << read->tau_b;
+    ctx.notes()["ozaki_inputs"] = inputs.str();
+  }
   ctx.notes()["ozaki_moduli"] = std::to_string(d.moduli);
   ctx.notes()["ozaki_decision"] = d.reason;
   if (d.moduli) {
@@ -620,18 +643,23 @@ void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate) {
   if (accurate && !data_free) refuse_unless_fits(workspace(a.M, a.N, a.K, 0, true), 0, ctx);
   const DeviceStats st = data_free ? DeviceStats{} : statistics(a, ctx, accurate);
   Decision d;
+  std::optional<Stats> read;
   if (data_free) d.reason = by_shape;
-  else d = choose(a, ctx, st, fixed);
-  note(ctx, d);
+  else d = choose(a, ctx, st, fixed, &read);
+  // From the read-back on, the GPU waits for the host: the notes' strings are written after the kernels are
+  // enqueued, and the workspace is checked against the device's free memory only where the scratch this
+  // context holds cannot take it (cudaMemGetInfo costs about 20 us).
   if (d.moduli == 0) {
     registry().find("cublas")->launch(a, ctx);
     ctx.mark_phase("native");
+    note(ctx, d, read);
     return;
   }
   ctx.mark_phase("scaling");
   const Workspace w = workspace(a.M, a.N, a.K, d.moduli, d.accurate);
-  refuse_unless_fits(w, d.moduli, ctx);
+  if (w.bytes > ctx.device_scratch_room()) refuse_unless_fits(w, d.moduli, ctx);
   emulate_with(d.moduli, a, ctx, st, d, w, std::make_integer_sequence<int, kMaxModuli - kMinModuli + 1>{});
+  note(ctx, d, read);
 }
 
 }  // namespace
