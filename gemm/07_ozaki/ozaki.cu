@@ -161,9 +161,6 @@ __device__ __forceinline__ unsigned long long max_bits(double v) {
   return static_cast<unsigned long long>(__double_as_longlong(isnan(v) ? INFINITY : v));
 }
 
-// A non-negative value into a running maximum held as bits.
-__device__ __forceinline__ void atomic_max_nonneg(unsigned long long* at, double v) { atomicMax(at, max_bits(v)); }
-
 // rho of a finite non-zero row, 2^ex K / (sum |x|) (>= 1; sum as the statistics hold it, times kSumScale).
 __device__ __forceinline__ double row_rho(int K, double sum, int ex) {
   return ldexp(static_cast<double>(K) / sum, ex) * kSumScale;
@@ -225,16 +222,20 @@ __global__ void coarse_row_max_kernel(int M, int N, const int* W, int ldw, unsig
 }
 
 // The coarse shift of each row (from wmax; columns: given) and, over the finite non-zero rows, the largest
-// rho_i 2^-min(s_i, c) for every cap c (ozaki.hpp, Shifts), into rho_eff[0..kShiftCap].
+// rho_i 2^-min(s_i, c) for every cap c (ozaki.hpp, Shifts), into rho_eff[0..kShiftCap]. The block is whole warps.
 __global__ void coarse_shift_kernel(int R, int K, const unsigned* wmax, const unsigned long long* amax,
                                     const double* sum, const int* e, int* shift, unsigned long long* rho_eff) {
   const int r = blockIdx.x * blockDim.x + threadIdx.x;
-  if (r >= R) return;
-  const int s = wmax ? coarse_shift(wmax[r], K) : shift[r];
-  if (wmax) shift[r] = s;
-  const double m = __longlong_as_double(static_cast<long long>(amax[r]));
-  if (e[r] == kBad || !(m > 0)) return;
-  for (int c = 0; c <= kShiftCap; ++c) atomic_max_nonneg(rho_eff + c, row_rho(K, sum[r], e[r] - min(s, c)));
+  bool counts = false;
+  int s = 0;
+  if (r < R) {
+    s = wmax ? coarse_shift(wmax[r], K) : shift[r];
+    if (wmax) shift[r] = s;
+    const double m = __longlong_as_double(static_cast<long long>(amax[r]));
+    counts = e[r] != kBad && m > 0;
+  }
+  for (int c = 0; c <= kShiftCap; ++c)
+    warp_atomic_max(rho_eff + c, counts ? max_bits(row_rho(K, sum[r], e[r] - min(s, c))) : 0);
 }
 
 // The shifts the decision leaves room for, folded into the exponents: e_r -= min(s_r, cap).
