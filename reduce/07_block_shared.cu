@@ -3,7 +3,8 @@
 // block, and the 32 partials finished on the host. The tutorial timed its blocks with clock() inside the kernel;
 // here the whole operation, the partials' copy to the host and the host sum included, is timed with events
 // like every other variant, which shows what finishing on the host costs. The host sum has a fixed order, so
-// the result is deterministic. Any n; block sizes 64..1024. The launch waits for the device (blocks_host).
+// the result is deterministic. Any n; block sizes kPowerOfTwoBlocks (two warps to 1024). The launch waits for
+// the device (blocks_host).
 // Run: build/bench/kbench run --suite reduce --variants block_shared --sizes 2^20,2^24 --types int32,double
 #include "reduce/kernels.cuh"
 

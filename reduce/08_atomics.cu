@@ -5,9 +5,10 @@
 //                  SM), then adds its total to the result with a single global atomic.
 // The order in which atomics land varies from run to run, so float and double results are not bitwise
 // reproducible (integer sums are exact either way). The result is zeroed on the stream before the kernel.
-// Any n; block sizes 64..1024. atomic_shared computes the midpoint integral in float and double, atomic_global
-// only in double: in float its atomics add terms of ~3e-4 to a running sum that reaches 3e4, whose half-ulp
-// (1e-3) is larger than what is added, so much of each addition rounds away (docs/reduce-notes.md measures it).
+// Any n; block sizes kPowerOfTwoBlocks (two warps to 1024). atomic_shared computes the midpoint integral in
+// float and double, atomic_global only in double: in float its atomics add terms of ~3e-4 to a running sum that
+// reaches 3e4, whose half-ulp (1e-3) is larger than what is added, so much of each addition rounds away
+// (docs/reduce-notes.md measures it).
 // Run: build/bench/kbench run --suite reduce --variants 'atomic_.*' --sizes 2^20,2^24 --types int32,double
 #include "reduce/kernels.cuh"
 

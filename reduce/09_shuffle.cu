@@ -1,7 +1,8 @@
-// shuffle: step 9. Each warp sums its values (32 lanes; 64 on wave64 AMD GPUs) with shuffles (registers only, no shared memory, no
-// barrier) and lane 0 issues one global atomic per warp. As with step 8 the atomics land in varying order, so
-// float and double results are not bitwise reproducible. Any n; block sizes 64..1024. The midpoint integral in
-// double only: in float, adding one warp's ~1e-2 to a running sum of 3e4 loses most of it (step 8 says why).
+// shuffle: step 9. Each warp sums its values (32 lanes; 64 on wave64 AMD GPUs) with shuffles (registers only, no
+// shared memory, no barrier) and lane 0 issues one global atomic per warp. As with step 8 the atomics land in
+// varying order, so float and double results are not bitwise reproducible. Any n; block sizes kPowerOfTwoBlocks
+// (two warps to 1024). The midpoint integral in double only: in float, adding one warp's ~1e-2 to a running sum
+// of 3e4 loses most of it (step 8 says why).
 // Run: build/bench/kbench run --suite reduce --variants shuffle --sizes 2^20,2^24 --types int32,double
 #include "reduce/kernels.cuh"
 

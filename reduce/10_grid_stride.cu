@@ -2,7 +2,8 @@
 // SM count) and let each thread loop over the input with a grid-wide stride, so the per-element work is one load
 // and one add, and the per-block overhead is paid once per resident block. Then a shuffle-based block reduction
 // and one global atomic per block: few atomics, but their order still varies, so float and double results are
-// not bitwise reproducible. Any n; block sizes 64..1024; also computes the midpoint integral.
+// not bitwise reproducible. Any n; block sizes kPowerOfTwoBlocks (two warps to 1024); also computes the
+// midpoint integral.
 // Run: build/bench/kbench run --suite reduce --variants grid_stride --sizes 2^20,2^24 --types int32,double
 #include "reduce/kernels.cuh"
 

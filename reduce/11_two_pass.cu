@@ -1,7 +1,7 @@
 // two_pass: step 11, "space for time". The grid-stride first pass of step 10 writes one partial per block to
 // memory instead of an atomic; a second, one-block kernel sums the partials with 16-byte vector loads. A fixed
 // grid and a fixed order make it deterministic, and it needs no zeroing of the result. Any n; block sizes
-// 64..1024; also computes the midpoint integral.
+// kPowerOfTwoBlocks (two warps to 1024); also computes the midpoint integral.
 // Run: build/bench/kbench run --suite reduce --variants two_pass --sizes 2^20,2^24 --types int32,double
 #include "reduce/kernels.cuh"
 

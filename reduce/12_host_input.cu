@@ -8,7 +8,7 @@
 //                engine and the SMs work at once), and buffer reuse is ordered by its own stream. Each chunk
 //                leaves per-block partials; one final kernel sums them all in a fixed order
 //                (deterministic). Bound by the host-to-device link: time ~ copy + one chunk's reduction.
-// Both are timed end to end (the copy included). Any n; block sizes 64..1024.
+// Both are timed end to end (the copy included). Any n; block sizes kPowerOfTwoBlocks (two warps to 1024).
 // Run: build/bench/kbench run --suite reduce --variants 'copy_reduce|streams' --sizes 2^20,2^24 --types int32,double
 #include "reduce/kernels.cuh"
 
