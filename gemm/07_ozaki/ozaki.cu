@@ -227,15 +227,18 @@ __global__ void coarse_shift_kernel(int R, int K, const unsigned* wmax, const un
                                     const double* sum, const int* e, int* shift, unsigned long long* rho_eff) {
   const int r = blockIdx.x * blockDim.x + threadIdx.x;
   bool counts = false;
-  int s = 0;
+  int s = 0, er = 0;
+  double sr = 0;
   if (r < R) {
     s = wmax ? coarse_shift(wmax[r], K) : shift[r];
     if (wmax) shift[r] = s;
     const double m = __longlong_as_double(static_cast<long long>(amax[r]));
-    counts = e[r] != kBad && m > 0;
+    er = e[r];
+    sr = sum[r];
+    counts = er != kBad && m > 0;
   }
   for (int c = 0; c <= kShiftCap; ++c)
-    warp_atomic_max(rho_eff + c, counts ? max_bits(row_rho(K, sum[r], e[r] - min(s, c))) : 0);
+    warp_atomic_max(rho_eff + c, counts ? max_bits(row_rho(K, sr, er - min(s, c))) : 0);
 }
 
 // The shifts the decision leaves room for, folded into the exponents: e_r -= min(s_r, cap).
@@ -477,7 +480,10 @@ void with_view(const GemmArgs& a, bool b, F&& f) {
 dim3 tile_grid(int R, int K) { return dim3((R + dev::kTile - 1) / dev::kTile, (K + dev::kTile - 1) / dev::kTile); }
 
 // Throws workspace_refusal's message where w does not fit what the device has free plus this context's scratch.
+// Where this launch's scratch can still take w without allocating, it fits: the device's free memory is not asked
+// (cudaMemGetInfo costs about 20 us, on the path between the statistics' read-back and the residues).
 void refuse_unless_fits(const Workspace& w, int n, ExecContext& ctx) {
+  if (w.bytes <= ctx.device_scratch_room()) return;
   std::size_t free_bytes = 0, total = 0;
   CUDA_CHECK(cudaMemGetInfo(&free_bytes, &total));
   const std::string refusal = workspace_refusal(w, n, free_bytes, ctx.device_scratch_capacity());
@@ -665,8 +671,7 @@ void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate) {
   if (data_free) d.reason = by_shape;
   else d = choose(a, ctx, st, fixed, &read);
   // From the read-back on, the GPU waits for the host: the notes' strings are written after the kernels are
-  // enqueued, and the workspace is checked against the device's free memory only where the scratch this
-  // context holds cannot take it (cudaMemGetInfo costs about 20 us).
+  // enqueued.
   if (d.moduli == 0) {
     registry().find("cublas")->launch(a, ctx);
     ctx.mark_phase("native");
@@ -675,7 +680,7 @@ void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate) {
   }
   ctx.mark_phase("scaling");
   const Workspace w = workspace(a.M, a.N, a.K, d.moduli, d.accurate);
-  if (w.bytes > ctx.device_scratch_room()) refuse_unless_fits(w, d.moduli, ctx);
+  refuse_unless_fits(w, d.moduli, ctx);
   emulate_with(d.moduli, a, ctx, st, d, w, std::make_integer_sequence<int, kMaxModuli - kMinModuli + 1>{});
   note(ctx, d, read);
 }
