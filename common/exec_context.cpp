@@ -80,6 +80,11 @@ const std::vector<Stream>& ExecContext::extra_streams(std::size_t count) {
   return streams_;
 }
 
+cudaStream_t ExecContext::priority_stream() {
+  if (!priority_stream_) priority_stream_ = std::make_unique<Stream>(Stream::Greatest{});
+  return priority_stream_->get();
+}
+
 const std::vector<Event>& ExecContext::sync_events(std::size_t count) {
   while (events_.size() < count) events_.emplace_back(cudaEventDisableTiming);
   return events_;

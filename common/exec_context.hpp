@@ -119,6 +119,9 @@ class ExecContext {
   unsigned* zeroed_counters(std::size_t count);
   // `count` non-blocking streams besides stream(), created on first use.
   const std::vector<Stream>& extra_streams(std::size_t count);
+  // A non-blocking stream of the device's greatest priority, created on first use: for work beside a long
+  // kernel on stream() that should take SMs as soon as they free up.
+  cudaStream_t priority_stream();
   // Events for ordering extra streams against stream(), created on first use.
   const std::vector<Event>& sync_events(std::size_t count);
   // What the last launch chose, for the harness to report with its row (e.g. ozaki's moduli count and why):
@@ -144,6 +147,7 @@ class ExecContext {
   ScratchArena<PinnedBuffer<std::max_align_t>> pinned_scratch_;
   DeviceBuffer<unsigned> counters_;
   std::vector<Stream> streams_;
+  std::unique_ptr<Stream> priority_stream_;
   std::vector<Event> events_;
   std::map<std::string, std::string> notes_;
   bool time_phases_ = false;

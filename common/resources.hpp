@@ -174,12 +174,22 @@ class CurrentDevice {
 class Stream : public detail::UniqueHandle<cudaStream_t, detail::StreamDestroy> {
  public:
   Stream() : UniqueHandle(create()) {}
+  // The device's greatest priority: its blocks are scheduled first wherever an SM frees up.
+  struct Greatest {};
+  explicit Stream(Greatest) : UniqueHandle(create_greatest()) {}
   void synchronize() const { CUDA_CHECK(cudaStreamSynchronize(get())); }
 
  private:
   static cudaStream_t create() {
     cudaStream_t s = nullptr;
     CUDA_CHECK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    return s;
+  }
+  static cudaStream_t create_greatest() {
+    int least = 0, greatest = 0;
+    CUDA_CHECK(cudaDeviceGetStreamPriorityRange(&least, &greatest));
+    cudaStream_t s = nullptr;
+    CUDA_CHECK(cudaStreamCreateWithPriority(&s, cudaStreamNonBlocking, greatest));
     return s;
   }
 };

@@ -320,6 +320,15 @@ TEST(OzakiRule, WorkspaceHoldsResiduesAndProducts) {
   EXPECT_EQ(workspace(5, 5, 5, 8).ldp, 8);
 }
 
+TEST(OzakiRule, PipelinesFrom16384InColumnBlocksOfWholeMultiplesOf256) {
+  EXPECT_EQ(pipeline_width(8192, 8192, 8192, false), 8192) << "measured no faster at 8192^3: one block";
+  EXPECT_EQ(pipeline_width(16384, 16384, 16384, false), 2048);
+  EXPECT_EQ(pipeline_width(16384, 20000, 16384, false), 2560) << "2500 rounded up to 256: 7 blocks and 2080";
+  EXPECT_EQ(pipeline_width(16384, 16384, 8192, false), 16384) << "K below the measured size";
+  EXPECT_EQ(pipeline_width(300, 700, 200, true), 256) << "forced: 256, 256 and 188";
+  EXPECT_EQ(pipeline_width(300, 200, 200, true), 200) << "forced, but one block holds it";
+}
+
 TEST(OzakiRule, RefusesAWorkspaceThatDoesNotFitWithTheBytesInTheMessage) {
   const Workspace w = workspace(16384, 16384, 16384, 14);
   EXPECT_GT(w.bytes, 14ull * 16384 * 16384 * 4) << "the int32 products alone";
@@ -425,6 +434,45 @@ TEST(Ozaki, InfAndNaNReachCAsInNativeDgemm) {
         specials += !std::isfinite(b);
       }
     EXPECT_GT(specials, 400) << v;  // rows 5, 9, 20 and column 11
+  }
+}
+
+// The pipeline moves where and when the products run, not what they are: the bits of the one-block launch, with
+// Inf and NaN in the last block's columns, in NN and TT; and the phases and notes say what ran.
+TEST(Ozaki, PipelineGivesTheBitsOfTheOneBlockLaunch) {
+  KS_REQUIRE_GPU();
+  Stream stream;
+  ExecContext ctx(stream.get());
+  for (const Op op : {Op::N, Op::T}) {
+    GemmProblem p = make_problem(GemmShape{257, 700, 300}.with_ops(op, op), 1.25, -0.5, choose_seed());
+    const double inf = std::numeric_limits<double>::infinity();
+    double& b_inf = op == Op::N ? p.B(3, 600) : p.B(600, 3);  // op(B)(3, 600): the third block's column 600
+    double& a_nan = op == Op::N ? p.A(7, 2) : p.A(2, 7);      // op(A)(7, 2): row 7, every block
+    b_inf = inf;
+    a_nan = std::nan("");
+    const Eigen::MatrixXd one = device_result("ozaki_14", p, ctx);
+    EXPECT_EQ(ctx.notes().count("ozaki_pipeline"), 0u);
+    ctx.time_phases(true);
+    const Eigen::MatrixXd blocks = device_result("ozaki_14_pipelined", p, ctx);
+    const auto phases = ctx.phase_ms();
+    ctx.time_phases(false);
+    EXPECT_NE(ctx.notes()["ozaki_pipeline"].find("3 column blocks of 256"), std::string::npos)
+        << ctx.notes()["ozaki_pipeline"];
+    ASSERT_EQ(phases.size(), 3u);
+    const char* names[] = {"scaling", "residues", "products_and_recombination"};
+    for (int i = 0; i < 3; ++i) EXPECT_EQ(phases[i].first, names[i]);
+    long differ = 0, specials = 0;
+    for (int j = 0; j < p.shape.N; ++j)
+      for (int i = 0; i < p.shape.M; ++i) {
+        const double x = blocks(i, j), y = one(i, j);
+        specials += !std::isfinite(y);
+        if (std::isnan(x) != std::isnan(y) || (!std::isnan(x) && x != y)) {
+          if (differ++ < 5) ADD_FAILURE() << "C(" << i << ", " << j << "): " << x << " vs one block's " << y;
+        }
+      }
+    EXPECT_EQ(differ, 0);
+    EXPECT_EQ(specials, p.shape.M + p.shape.N - 1) << "row 7 NaN, column 600 Inf or NaN";
+    EXPECT_TRUE(validate(p, blocks).ok || specials > 0);
   }
 }
 

@@ -24,7 +24,9 @@
 #include "gemm/gemm.hpp"
 #include "gemm/kernel_common.cuh"
 
+#include <algorithm>
 #include <climits>
+#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
@@ -34,6 +36,7 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 namespace ks::gemm::ozaki {
 namespace dev {
@@ -552,7 +555,7 @@ void coarse_shifts(const GemmArgs& a, ExecContext& ctx, DeviceStats& st) {
     dev::coarse_kernel<KC><<<tile_grid(a.N, w.Kp), dev::kThreads, 0, s>>>(a.B, a.ldb, a.N, a.K, w.Kp, st.e + a.M, v);
   });
   CUDA_CHECK(cudaGetLastError());
-  int8_products(ctx, a.M, a.N, w, u, v, W, 1, "ozaki_coarse_product");
+  int8_products(ctx, s, a.M, a.N, w, u, v, W, 1, "ozaki_coarse_product");
   CUDA_CHECK(cudaMemsetAsync(wmax, 0, static_cast<std::size_t>(a.M) * 4, s));
   dev::coarse_row_max_kernel<<<dim3((a.M + 255) / 256, std::min(a.N, 256)), 256, 0, s>>>(a.M, a.N, W, w.ldp, wmax);
   CUDA_CHECK(cudaGetLastError());
@@ -599,8 +602,41 @@ DeviceStats statistics(const GemmArgs& a, ExecContext& ctx, bool accurate) {
   return st;
 }
 
+// Columns [n0, n0 + n) of op(B) and C, as a problem of their own.
+GemmArgs columns(const GemmArgs& a, int n0, int n) {
+  GemmArgs c = a;
+  c.N = n;
+  c.B = a.B + a.b_index(0, n0);
+  c.C = a.C + static_cast<std::size_t>(n0) * a.ldc;
+  return c;
+}
+
+// The residues of op(A)'s rows (b false) or op(B)'s columns (b true), row r of the view at out + r Kp.
 template <int N>
-void emulate(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const Decision& d, const Workspace& w) {
+void residues(const GemmArgs& a, bool b, const int* e, int q, signed char* out, const Workspace& w, cudaStream_t s) {
+  const int R = b ? a.N : a.M;
+  with_view(a, b, [&](auto kc) {
+    constexpr bool KC = decltype(kc)::value;
+    dev::residues_kernel<N, KC><<<tile_grid(R, w.Kp), dev::kThreads, 0, s>>>(
+        b ? a.B : a.A, b ? a.ldb : a.lda, R, a.K, w.Kp, e, q, out, b ? w.b_stride : w.a_stride);
+  });
+  CUDA_CHECK(cudaGetLastError());
+}
+
+// C from the products (prod: column 0 of a's C, w.ldp apart).
+template <int N>
+void recombine(const GemmArgs& a, const int* prod, const Workspace& w, const int* ea, const int* fb, int S,
+               cudaStream_t s) {
+  constexpr int kRowsPerBlock = dev::kRecombineThreads * dev::kRecombineRows;
+  const dim3 grid((a.M + kRowsPerBlock - 1) / kRowsPerBlock, std::min(a.N, 65535));
+  dev::recombine_kernel<N><<<grid, dev::kRecombineThreads, 0, s>>>(a.M, a.N, a.K, S, prod, w.ldp, w.p_stride / 4, ea,
+                                                                   fb, crt(N), a);
+  CUDA_CHECK(cudaGetLastError());
+}
+
+template <int N>
+void emulate(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const Decision& d, const Workspace& w,
+             int width) {
   const cudaStream_t s = ctx.stream();
   auto* a8 = static_cast<signed char*>(ctx.device_scratch(N * w.a_stride));
   auto* b8 = static_cast<signed char*>(ctx.device_scratch(N * w.b_stride));
@@ -611,33 +647,51 @@ void emulate(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const D
     dev::apply_shifts_kernel<<<(a.N + 255) / 256, 256, 0, s>>>(a.N, st.shift + a.M, d.cap_b, st.e + a.M);
     CUDA_CHECK(cudaGetLastError());
   }
-  with_view(a, false, [&](auto kc) {
-    constexpr bool KC = decltype(kc)::value;
-    dev::residues_kernel<N, KC><<<tile_grid(a.M, w.Kp), dev::kThreads, 0, s>>>(a.A, a.lda, a.M, a.K, w.Kp, st.e, d.qa,
-                                                                              a8, w.a_stride);
-  });
-  CUDA_CHECK(cudaGetLastError());
-  with_view(a, true, [&](auto kc) {
-    constexpr bool KC = decltype(kc)::value;
-    dev::residues_kernel<N, KC><<<tile_grid(a.N, w.Kp), dev::kThreads, 0, s>>>(a.B, a.ldb, a.N, a.K, w.Kp,
-                                                                              st.e + a.M, d.qb, b8, w.b_stride);
-  });
-  CUDA_CHECK(cudaGetLastError());
+  const int S = d.qa + d.qb;
+  const int* fb = st.e + a.M;
+  residues<N>(a, false, st.e, d.qa, a8, w, s);
+  residues<N>(a, true, fb, d.qb, b8, w, s);
   ctx.mark_phase("residues");
-  int8_products(ctx, a.M, a.N, w, a8, b8, prod, N, "ozaki_products");
-  ctx.mark_phase("int8_products");
-  constexpr int kRowsPerBlock = dev::kRecombineThreads * dev::kRecombineRows;
-  const dim3 grid((a.M + kRowsPerBlock - 1) / kRowsPerBlock, std::min(a.N, 65535));
-  dev::recombine_kernel<N><<<grid, dev::kRecombineThreads, 0, s>>>(a.M, a.N, a.K, d.qa + d.qb, prod, w.ldp,
-                                                                   w.p_stride / 4, st.e, st.e + a.M, crt(N), a);
-  CUDA_CHECK(cudaGetLastError());
-  ctx.mark_phase("recombination");
+  if (width >= a.N) {
+    int8_products(ctx, s, a.M, a.N, w, a8, b8, prod, N, "ozaki_products");
+    ctx.mark_phase("int8_products");
+    recombine<N>(a, prod, w, st.e, fb, S, s);
+    ctx.mark_phase("recombination");
+    return;
+  }
+  // The pipeline (ozaki.hpp): block j's products on the priority stream, its recombination on s once they are
+  // done, while block j + 1's products run. The choice of algorithm is timed (first launch of a block width)
+  // before anything runs beside the products.
+  const int blocks = (a.N + width - 1) / width;
+  const int last = a.N - (blocks - 1) * width;
+  prepare_int8_products(ctx, a.M, width, w, a8, b8, prod, N);
+  if (last != width) prepare_int8_products(ctx, a.M, last, w, a8, b8, prod, N);
+  const cudaStream_t ps = ctx.priority_stream();
+  const std::vector<Event>& done = ctx.sync_events(static_cast<std::size_t>(blocks) + 1);
+  done[0].record(s);
+  CUDA_CHECK(cudaStreamWaitEvent(ps, done[0].get()));
+  for (int j = 0; j < blocks; ++j) {
+    const std::size_t n0 = static_cast<std::size_t>(j) * width;
+    int8_products(ctx, ps, a.M, j + 1 < blocks ? width : last, w, a8, b8 + n0 * w.Kp, prod + n0 * w.ldp, N,
+                  "ozaki_products");
+    done[j + 1].record(ps);
+  }
+  for (int j = 0; j < blocks; ++j) {  // s waits for every block's products: the priority stream rejoins it
+    const int n0 = j * width;
+    CUDA_CHECK(cudaStreamWaitEvent(s, done[j + 1].get()));
+    recombine<N>(columns(a, n0, j + 1 < blocks ? width : last), prod + static_cast<std::size_t>(n0) * w.ldp, w, st.e,
+                 fb + n0, S, s);
+  }
+  std::ostringstream os;
+  os << blocks << " column blocks of " << width << ": each block's recombination beside the next block's products";
+  ctx.notes()["ozaki_pipeline"] = os.str();
+  ctx.mark_phase("products_and_recombination");
 }
 
 template <int... I>
 void emulate_with(int n, const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const Decision& d,
-                  const Workspace& w, std::integer_sequence<int, I...>) {
-  ((n == kMinModuli + I ? emulate<kMinModuli + I>(a, ctx, st, d, w) : void()), ...);
+                  const Workspace& w, int width, std::integer_sequence<int, I...>) {
+  ((n == kMinModuli + I ? emulate<kMinModuli + I>(a, ctx, st, d, w, width) : void()), ...);
 }
 
 // What the launch read and chose, reported with the harness's row.
@@ -659,7 +713,7 @@ void note(ExecContext& ctx, const Decision& d, const std::optional<Stats>& read)
   }
 }
 
-void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate) {
+void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate, bool pipeline_always = false) {
   // Native whatever the data where the shape decides it (and the statistics' grid has K / 64 rows).
   const std::string by_shape = native_by_shape(a.M, a.N, a.K, fixed, accurate);
   const bool data_free = !by_shape.empty();
@@ -681,7 +735,8 @@ void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate) {
   ctx.mark_phase("scaling");
   const Workspace w = workspace(a.M, a.N, a.K, d.moduli, d.accurate);
   refuse_unless_fits(w, d.moduli, ctx);
-  emulate_with(d.moduli, a, ctx, st, d, w, std::make_integer_sequence<int, kMaxModuli - kMinModuli + 1>{});
+  emulate_with(d.moduli, a, ctx, st, d, w, pipeline_width(a.M, a.N, a.K, pipeline_always),
+               std::make_integer_sequence<int, kMaxModuli - kMinModuli + 1>{});
   note(ctx, d, read);
 }
 
@@ -710,6 +765,16 @@ KS_GEMM_VARIANT({.info = {.name = "ozaki_16",
                           .tuning = true,
                           .phases = true},
                  .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 16, false); },
+                 .ops = kOpsAll});
+// The pipeline at any size (the rule takes it from 16384^3): for measuring it elsewhere, and for the tests,
+// whose small shapes it splits into column blocks of 256.
+KS_GEMM_VARIANT({.info = {.name = "ozaki_14_pipelined",
+                          .summary = "ozaki_14 with C in column blocks, each block's recombination beside the next "
+                                     "block's INT8 products, whatever the size",
+                          .min_cc = 75,
+                          .tuning = true,
+                          .phases = true},
+                 .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 14, false, true); },
                  .ops = kOpsAll});
 
 // Accurate scaling is a tuning variant, not the rule's choice: on the H100 and H200 it costs more (the coarse

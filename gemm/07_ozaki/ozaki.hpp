@@ -203,6 +203,18 @@ Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli = 0, const
 // decide. decide() starts with it; the launch skips the statistics where it is not empty.
 std::string native_by_shape(int M, int N, int K, int fixed_moduli, bool accurate = false);
 
+// The pipeline: C in column blocks, each block's INT8 products on a priority stream and its recombination on
+// the launch's stream, beside the next block's products wherever those leave an SM free. Measured on an H100
+// (docs/gemm-notes.md, step 33): faster at 16384^3 in every op combination, not at 8192^3, slower at 4096^3;
+// so the rule pipelines from M, N and K of kPipelineFrom up (sizes between 8192 and 16384 and other shapes
+// not measured).
+constexpr int kPipelineFrom = 16384;
+constexpr int kPipelineBlocks = 8;
+constexpr int kPipelineAlign = 256;  // block widths are multiples of it (aligned residue rows and products)
+// The width of the column blocks: N itself (no pipeline) unless the rule or `always` asks for one; then N over
+// kPipelineBlocks rounded up to kPipelineAlign (the last block takes what is left).
+int pipeline_width(int M, int N, int K, bool always);
+
 // 32-bit limbs of the recombination's sums for n moduli: sum_l r_l w_l < n 2^8 P.
 __host__ __device__ constexpr int limbs(int n) { return n <= 14 ? 4 : n <= 18 ? 5 : 6; }
 

@@ -162,11 +162,17 @@ ProductPlan plan(ExecContext& ctx, int M, int N, const Workspace& w, const signe
 
 }  // namespace
 
-void int8_products(ExecContext& ctx, int M, int N, const Workspace& w, const signed char* a8, const signed char* b8,
-                   int* prod, int count, const char* note) {
+void prepare_int8_products(ExecContext& ctx, int M, int N, const Workspace& w, const signed char* a8,
+                           const signed char* b8, int* prod, int count) {
+  const LtProducts batched(M, N, w, count), single(M, N, w, 1);
+  plan(ctx, M, N, w, a8, b8, prod, count, batched, single);
+}
+
+void int8_products(ExecContext& ctx, cudaStream_t stream, int M, int N, const Workspace& w, const signed char* a8,
+                   const signed char* b8, int* prod, int count, const char* note) {
   const LtProducts batched(M, N, w, count), single(M, N, w, 1);
   const ProductPlan p = plan(ctx, M, N, w, a8, b8, prod, count, batched, single);
-  issue(ctx.cublaslt(), p, batched, single, w, a8, b8, prod, count, ctx.cublas_workspace(), ctx.stream());
+  issue(ctx.cublaslt(), p, batched, single, w, a8, b8, prod, count, ctx.cublas_workspace(), stream);
   ctx.notes()[note] = p.what;
 }
 

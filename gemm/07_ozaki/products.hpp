@@ -14,9 +14,14 @@ namespace ks::gemm::ozaki {
 // keeps the fastest (the notes say which). Under stream capture nothing can be timed: the launch takes what
 // an earlier launch of the shape chose, else the heuristic's first batched algorithm.
 //
-// `count` products of the workspace's planes (a8, b8: the residues, K-major, w.Kp deep) into prod, on the
-// context's stream; ctx.notes()[note] says how they were issued.
-void int8_products(ExecContext& ctx, int M, int N, const Workspace& w, const signed char* a8, const signed char* b8,
-                   int* prod, int count, const char* note);
+// `count` products of the workspace's planes (a8, b8: the residues, K-major, w.Kp deep; prod w.ldp apart) into
+// prod, on `stream` (a shape's first launch times its choice on the context's stream);
+// ctx.notes()[note] says how they were issued.
+void int8_products(ExecContext& ctx, cudaStream_t stream, int M, int N, const Workspace& w, const signed char* a8,
+                   const signed char* b8, int* prod, int count, const char* note);
+// The timing int8_products does on a shape's first launch, done now (on the context's stream, reading a8 and b8
+// and writing prod as that call would): for a caller that is about to put other work beside the products.
+void prepare_int8_products(ExecContext& ctx, int M, int N, const Workspace& w, const signed char* a8,
+                           const signed char* b8, int* prod, int count);
 
 }  // namespace ks::gemm::ozaki

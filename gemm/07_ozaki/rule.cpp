@@ -226,6 +226,12 @@ std::string workspace_refusal(const Workspace& w, int n, std::size_t free_bytes,
   return os.str();
 }
 
+int pipeline_width(int M, int N, int K, bool always) {
+  if (!always && std::min({M, N, K}) < kPipelineFrom) return N;
+  const int width = (N + kPipelineBlocks - 1) / kPipelineBlocks;
+  return std::min(N, (width + kPipelineAlign - 1) / kPipelineAlign * kPipelineAlign);
+}
+
 Workspace workspace(int M, int N, int K, int n, bool accurate) {
   auto up = [](std::size_t x, std::size_t a) { return (x + a - 1) / a * a; };
   Workspace w;
