@@ -1,6 +1,6 @@
 // ozaki: DGEMM on the INT8 tensor cores (Ozaki scheme II; the scheme, its error and the rule: ozaki.hpp).
 //
-// One launch, all on the context's stream:
+// One launch, on the context's stream (steps 3 and 4 beside each other from 16384^3: the pipeline below):
 //   1. statistics: per row of A and column of B, the largest magnitude (as bits, so NaN wins), the sum of
 //      magnitudes and the sum of squares; then per row the exponent e_i and the rule's rho and tau; the host reads
 //      A's and B's largest rho and tau back (one 32-byte copy and a wait) and decides the moduli count, or native
@@ -14,8 +14,10 @@
 //      count needs; 32 x 32 -> 64-bit multiply-adds), exactly, then
 //      scaled back, alpha and beta applied. Rows or columns holding Inf or NaN are computed there as plain
 //      dot products, so they reach C as in native DGEMM.
+// The pipeline (ozaki.hpp, pipeline_width): C in column blocks, block j's products on the context's priority
+// stream and its recombination on the context's stream once they are done, beside block j + 1's products.
 // With the context's phase timing on, each step ends with a mark: scaling (1), residues (2), int8_products (3),
-// recombination (4); or native.
+// recombination (4), or in the pipeline products_and_recombination (3 and 4); or native.
 // Under stream capture (CUDA graphs) the statistics cannot be read back: the launch reuses the decision made
 // for the same operands (pointers, shape) by an earlier launch of this process, else takes kMaxModuli.
 // Run: build/bench/kbench run --suite gemm --variants ozaki --sizes 4096,8192,16384

@@ -205,9 +205,9 @@ std::string native_by_shape(int M, int N, int K, int fixed_moduli, bool accurate
 
 // The pipeline: C in column blocks, each block's INT8 products on a priority stream and its recombination on
 // the launch's stream, beside the next block's products wherever those leave an SM free. Measured on an H100
-// (docs/gemm-notes.md, step 33): faster at 16384^3 in every op combination, not at 8192^3, slower at 4096^3;
-// so the rule pipelines from M, N and K of kPipelineFrom up (sizes between 8192 and 16384 and other shapes
-// not measured).
+// (docs/gemm-notes.md, step 33): 2-4% faster at 16384^3 in every op combination (three A/B runs), no faster at
+// 8192^3, 20% slower at 4096^3; so the rule pipelines from M, N and K of kPipelineFrom up (sizes between 8192
+// and 16384 and other shapes not measured).
 constexpr int kPipelineFrom = 16384;
 constexpr int kPipelineBlocks = 8;
 constexpr int kPipelineAlign = 256;  // block widths are multiples of it (aligned residue rows and products)
