@@ -28,7 +28,6 @@
 
 #include <algorithm>
 #include <climits>
-#include <cstdlib>
 #include <cstring>
 #include <map>
 #include <mutex>
