@@ -664,24 +664,22 @@ void emulate(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const D
   // done, while block j + 1's products run. The choice of algorithm is timed (first launch of a block width)
   // before anything runs beside the products.
   const int blocks = (a.N + width - 1) / width;
-  const int last = a.N - (blocks - 1) * width;
+  auto columns_of = [&](int j) { return std::min(width, a.N - j * width); };  // block j's; the last takes the rest
   prepare_int8_products(ctx, a.M, width, w, a8, b8, prod, N);
-  if (last != width) prepare_int8_products(ctx, a.M, last, w, a8, b8, prod, N);
+  if (columns_of(blocks - 1) != width) prepare_int8_products(ctx, a.M, columns_of(blocks - 1), w, a8, b8, prod, N);
   const cudaStream_t ps = ctx.priority_stream();
   const std::vector<Event>& done = ctx.sync_events(static_cast<std::size_t>(blocks) + 1);
   done[0].record(s);
   CUDA_CHECK(cudaStreamWaitEvent(ps, done[0].get()));
   for (int j = 0; j < blocks; ++j) {
     const std::size_t n0 = static_cast<std::size_t>(j) * width;
-    int8_products(ctx, ps, a.M, j + 1 < blocks ? width : last, w, a8, b8 + n0 * w.Kp, prod + n0 * w.ldp, N,
-                  "ozaki_products");
+    int8_products(ctx, ps, a.M, columns_of(j), w, a8, b8 + n0 * w.Kp, prod + n0 * w.ldp, N, "ozaki_products");
     done[j + 1].record(ps);
   }
   for (int j = 0; j < blocks; ++j) {  // s waits for every block's products: the priority stream rejoins it
-    const int n0 = j * width;
+    const std::size_t n0 = static_cast<std::size_t>(j) * width;
     CUDA_CHECK(cudaStreamWaitEvent(s, done[j + 1].get()));
-    recombine<N>(columns(a, n0, j + 1 < blocks ? width : last), prod + static_cast<std::size_t>(n0) * w.ldp, w, st.e,
-                 fb + n0, S, s);
+    recombine<N>(columns(a, j * width, columns_of(j)), prod + n0 * w.ldp, w, st.e, fb + n0, S, s);
   }
   std::ostringstream os;
   os << blocks << " column blocks of " << width << ": each block's recombination beside the next block's products";
