@@ -44,9 +44,11 @@
 // group's); the blocks above it that take its partial wait for the flags, add, and store C or pass the sum on.
 //
 // Any shape: the TMA zero-fills what lies outside A and B (edge tiles, the K tail), and the stores to C are
-// guarded (tiles inside C take an unguarded store). The TMA needs lda and ldb even (16-byte strides) and A, B 16-byte aligned; other operands, devices
-// other than compute capability 9.0 and builds without sm_90a run `dmma` (the rule, gemm/dmma_shapes.hpp,
-// says which, and kbench reports it per row in the note dmma_tma_path). C of at most 8 rows or columns runs the
+// guarded (tiles inside C take an unguarded store). The TMA needs lda and ldb even (16-byte strides) and A, B
+// 16-byte aligned: an operand that is not so is copied first into scratch with a padded leading dimension, where
+// the rule prices the copy below `dmma`'s 8-byte loads (gemm/dmma_shapes.hpp, tma_copy_factor). Devices other than
+// compute capability 9.0 and builds without sm_90a run `dmma` (the rule says which, and kbench reports it per row
+// in the note dmma_tma_path). C of at most 8 rows or columns runs the
 // skinny kernel on the FP64 FMA units instead (gemm/skinny.hpp: there the tensor cores' tiles would be mostly
 // padding, and the time is the stream of the large operand).
 //
@@ -604,20 +606,59 @@ void launch_tile(int tile, const GemmArgs& a, ExecContext& ctx, const Readiness&
   });
 }
 
-// Runs `tile` where it can, dmma's rule otherwise; says which in the note dmma_tma_path (`name` the tile's).
-void run_or_fall_back(int tile, const GemmArgs& a, ExecContext& ctx, const char* name, bool shared) {
-  // The TMA's operand needs (16-byte strides, 16-byte aligned A and B) are those of dmma's 16-byte copies.
-  std::string why = dmma::kTmaOperandsRefused;
-  if (pipeline::wide_loads(a)) {
-    const Readiness r = readiness()[static_cast<std::size_t>(tile)];
-    if (r.loads) {
-      ctx.notes()["dmma_tma_path"] = std::string("tma ") + name;
-      launch_tile(tile, a, ctx, r, shared);
-      return;
-    }
-    why = kBuilt ? "no sm_90a code for this GPU (compute capability 9.0 only)" : "built without sm_90a code";
+// ---- operands the TMA cannot describe as stored (gemm/dmma_shapes.hpp, kTmaCopyPitch) ----
+
+// The TMA reads a stored operand as it is where its strides are whole 16-byte units (an even leading dimension)
+// from a 16-byte aligned base: pipeline::wide_operand, the condition of dmma's 16-byte copies.
+bool tma_describable(const double* p, int ld) { return pipeline::wide_operand(p, ld); }
+
+// The elements of the operands that would have to be copied first (0: none).
+long long copied_elements(const GemmArgs& a) {
+  long long n = 0;
+  if (!tma_describable(a.A, a.lda)) n += static_cast<long long>(a.M) * a.K;
+  if (!tma_describable(a.B, a.ldb)) n += static_cast<long long>(a.K) * a.N;
+  return n;
+}
+
+// Enqueues tile `tile` on `a`, each operand the TMA cannot describe first copied into device scratch with its
+// leading dimension rounded up to kTmaCopyPitch doubles (cudaMemcpy2DAsync on the launch's stream, so the product
+// follows it in stream order). Where something is copied, the note dmma_tma_copies says what, and the phases
+// operand_copies and product time the two.
+void launch_describable(int tile, const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared) {
+  GemmArgs b = a;
+  std::string copies;
+  auto copy = [&](const double*& p, int& ld, int rows, int cols, const char* name) {
+    if (tma_describable(p, ld)) return;
+    const int pitch = (rows + dmma::kTmaCopyPitch - 1) / dmma::kTmaCopyPitch * dmma::kTmaCopyPitch;  // rows <= kMaxDim
+    double* to = static_cast<double*>(ctx.device_scratch(sizeof(double) * static_cast<std::size_t>(pitch) * cols));
+    CUDA_CHECK(cudaMemcpy2DAsync(to, sizeof(double) * pitch, p, sizeof(double) * static_cast<std::size_t>(ld),
+                                 sizeof(double) * rows, cols, cudaMemcpyDeviceToDevice, ctx.stream()));
+    copies += (copies.empty() ? "" : ", ") + std::string(name) + " (" + std::to_string(rows) + " x " +
+              std::to_string(cols) + ", ld " + std::to_string(ld) + " -> " + std::to_string(pitch) + ")";
+    p = to;
+    ld = pitch;
+  };
+  copy(b.A, b.lda, a_rows(a), a.transa == Op::N ? a.K : a.M, "A");
+  copy(b.B, b.ldb, b_rows(a), a.transb == Op::N ? a.N : a.K, "B");
+  if (!copies.empty()) {
+    ctx.notes()["dmma_tma_copies"] = copies;
+    ctx.mark_phase("operand_copies");
   }
-  ctx.notes()["dmma_tma_path"] = "dmma: " + why;
+  launch_tile(tile, b, ctx, r, shared);
+  if (!copies.empty()) ctx.mark_phase("product");
+}
+
+// Runs `tile` (copying the operands it cannot describe first), or dmma's rule where the tile has no code for this
+// GPU; says which in the note dmma_tma_path (`name` the tile's).
+void run_or_fall_back(int tile, const GemmArgs& a, ExecContext& ctx, const char* name, bool shared) {
+  const Readiness r = readiness()[static_cast<std::size_t>(tile)];
+  if (r.loads) {
+    ctx.notes()["dmma_tma_path"] = std::string("tma ") + name;
+    launch_describable(tile, a, ctx, r, shared);
+    return;
+  }
+  ctx.notes()["dmma_tma_path"] =
+      std::string("dmma: ") + (kBuilt ? "no sm_90a code for this GPU (compute capability 9.0 only)" : "built without sm_90a code");
   dmma::run_rule(a, ctx);
 }
 
@@ -625,7 +666,7 @@ void run_or_fall_back(int tile, const GemmArgs& a, ExecContext& ctx, const char*
 int rule_pick(const GemmArgs& a, const TileReadiness& r, std::string* why) {
   bool loads[dmma::kTmaTileCount];
   for (int i = 0; i < dmma::kTmaTileCount; ++i) loads[i] = r[static_cast<std::size_t>(i)].loads;
-  return dmma::tma_pick(a.M, a.N, a.K, dmma::current_target(), loads, pipeline::wide_loads(a), why);
+  return dmma::tma_pick(a.M, a.N, a.K, dmma::current_target(), loads, copied_elements(a), why);
 }
 
 // The rule's choice: the skinny kernel for C of a few rows or columns; otherwise a TMA tile where it scores above
@@ -642,7 +683,7 @@ void run_rule(const GemmArgs& a, ExecContext& ctx) {
   const int pick = rule_pick(a, r, &why);
   ctx.notes()["dmma_tma_path"] = why;
   if (pick >= 0)
-    launch_tile(pick, a, ctx, r[static_cast<std::size_t>(pick)], true);
+    launch_describable(pick, a, ctx, r[static_cast<std::size_t>(pick)], true);
   else
     dmma::run_rule(a, ctx);
 }
@@ -657,8 +698,10 @@ KS_GEMM_VARIANT({.info = {.name = "dmma_tma",
                           .summary = "FP64 tensor cores fed by the TMA: producer warp, mbarrier stages, setmaxnreg, "
                                      "persistent grid, stream-K last wave, split-K summed in a Fenwick tree for small "
                                      "C; 128x128, or 128x64 or 64x128 with two k-groups, or dmma, or the skinny FP64-FMA kernel for C of at "
-                                     "most 8 rows or columns, where the rule says",
-                          .min_cc = kTmaCc},
+                                     "most 8 rows or columns, where the rule says; operands with an odd leading "
+                                     "dimension copied first where that pays",
+                          .min_cc = kTmaCc,
+                          .phases = true},
                  .launch = run_rule,
                  .ops = kOpsAll});
 
@@ -669,7 +712,8 @@ KS_GEMM_VARIANTS([] {
     out.push_back({.info = {.name = dmma::tma_variant_name(tile) + suffix,
                             .summary = summary,
                             .min_cc = kTmaCc,
-                            .tuning = true},
+                            .tuning = true,
+                            .phases = true},
                    .launch = [=](const GemmArgs& a, ExecContext& ctx) { run_or_fall_back(tile, a, ctx, name, shared); },
                    .ops = kOpsAll});
   };

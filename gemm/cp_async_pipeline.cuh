@@ -299,11 +299,9 @@ inline int smem_per_block(int device) {
   return optin;
 }
 
-// 16-byte copies: lda and ldb even, A and B 16-byte aligned.
-inline bool wide_loads(const GemmArgs& a) {
-  auto aligned16 = [](const void* p) { return reinterpret_cast<std::uintptr_t>(p) % 16 == 0; };
-  return a.lda % 2 == 0 && a.ldb % 2 == 0 && aligned16(a.A) && aligned16(a.B);
-}
+// 16-byte copies: lda and ldb even, A and B 16-byte aligned (wide_operand: one operand so).
+inline bool wide_operand(const double* p, int ld) { return ld % 2 == 0 && reinterpret_cast<std::uintptr_t>(p) % 16 == 0; }
+inline bool wide_loads(const GemmArgs& a) { return wide_operand(a.A, a.lda) && wide_operand(a.B, a.ldb); }
 
 // Readies `Kernel` (one instantiation of a pipeline kernel with layout L) for launch on the current device,
 // once per device switch rather than on every launch: refuses, with the reason, code compiled below compute_80

@@ -109,34 +109,50 @@ double tma_score(int M, int N, int K, const Target& t, bool tma_ready, bool tma_
   return s.speed * useful / (t.sm_count * longest);
 }
 
-int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileCount], bool tma_operands,
+double tma_copy_factor(int M, int N, int K, double tma, long long copied) {
+  if (copied <= 0 || tma <= 0) return 1;
+  const double product_flops = 2.0 * M * N * K;
+  return 1 / (1 + 16.0 * static_cast<double>(copied) * kTmaFlopsPerCopiedByte * tma / product_flops);
+}
+
+int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileCount], long long copied,
              std::string* why) {
   int best = -1;
   double tma = 0;
   for (int i = 0; i < kTmaTileCount; ++i) {
-    const double v = tma_score(M, N, K, t, ready[i], tma_operands, i);
+    const double v = tma_score(M, N, K, t, ready[i], true, i);
     if (v > tma) {
       tma = v;
       best = i;
     }
   }
-  const Config c = choose(M, N, K, t, tma_operands);
-  const double other = c.splits > 1 ? split_score(M, N, c, t, tma_operands) : score(M, N, c.shape, t, tma_operands);
+  const double copy_factor = tma_copy_factor(M, N, K, tma, copied);
+  tma *= copy_factor;
+  const bool wide = copied <= 0;
+  const Config c = choose(M, N, K, t, wide);
+  const double other = c.splits > 1 ? split_score(M, N, c, t, wide) : score(M, N, c.shape, t, wide);
   // Where both split K, the TMA kernel's split only where its combine is at most kMaxCombineShare of its predicted
   // time (gemm/dmma_shapes.hpp).
   const double combine = c.splits > 1 && best >= 0 ? tma_combine_share(M, N, K, t, best) : 0;
   const bool combine_too_long = combine > kMaxCombineShare;
   const int pick = tma > other && !combine_too_long ? best : -1;
   if (why) {
-    char buf[200];
+    char buf[240];
     const bool any_ready = std::any_of(std::begin(ready), std::end(ready), [](bool r) { return r; });
+    // What the copies cost, where the operands need them.
+    char copies[120] = "";
+    if (!wide)
+      std::snprintf(copies, sizeof copies, " after copying the operands it cannot describe (%.0f%% of its time)",
+                    100 * (1 / copy_factor - 1));
     if (!any_ready)
       *why = "dmma " + to_string(c) + ": no sm_90a code for this GPU (the TMA kernel runs on compute capability 9.0)";
-    else if (!tma_operands)
-      *why = "dmma " + to_string(c) + ": " + kTmaOperandsRefused;
     else if (pick >= 0) {
-      std::snprintf(buf, sizeof buf, "tma %s (score %.3f against dmma %s's %.3f)", kTmaTiles[pick].name, tma,
+      std::snprintf(buf, sizeof buf, "tma %s%s (score %.3f against dmma %s's %.3f)", kTmaTiles[pick].name, copies, tma,
                     to_string(c).c_str(), other);
+      *why = buf;
+    } else if (!wide && !combine_too_long) {
+      std::snprintf(buf, sizeof buf, "dmma %s (score %.3f with 8-byte copies: %s; the TMA kernels' best %.3f%s)",
+                    to_string(c).c_str(), other, kTmaOperandsRefused, tma, copies);
       *why = buf;
     } else if (c.splits > 1 && tma <= other) {
       std::snprintf(buf, sizeof buf, "dmma %s (split-K score %.3f; the TMA kernels' best %.3f: K too shallow to split "

@@ -10,6 +10,7 @@
 #include "gemm/skinny.hpp"
 
 #include <array>
+#include <concepts>
 #include <iterator>
 #include <string>
 
@@ -181,9 +182,22 @@ inline constexpr TmaExtra kTmaExtras[] = {
 constexpr int tma_kperm(int t, int j) { return 8 * (t / 2) + t % 2 + 2 * ((j + t) % 4); }
 constexpr int tma_swizzled(int r, int c) { return r * 16 + 2 * ((c / 2) ^ (r % 8)) + c % 2; }
 
-// Why the TMA kernel does not run on operands it cannot describe (the rule's reason and the forced variants').
+// Operands the TMA cannot describe as stored (an odd leading dimension: the TMA's strides are multiples of 16
+// bytes; or a base not 16-byte aligned) are copied first, each into device scratch with its leading dimension
+// rounded up to kTmaCopyPitch doubles (cudaMemcpy2DAsync on the launch's stream), where the rule says the copy
+// pays (tma_copy_factor); the note dmma_tma_path names the copies.
+inline constexpr int kTmaCopyPitch = 16;
+// The copy's price against the product, as the FP64 tensor cores' rate at score 1.0 over the rate of a pitched
+// device-to-device copy (bytes read plus written): on an H100, about 58 TFLOP/s (dmma_tma at 4096^3 and
+// 778 x 1234 x 5556 over its scores) against about 2.6 TB/s; docs/gemm-notes.md, step 34.
+inline constexpr double kTmaFlopsPerCopiedByte = 22.0;
 inline constexpr const char* kTmaOperandsRefused =
     "lda or ldb odd, or A or B not 16-byte aligned (the TMA needs 16-byte strides)";
+
+// What copying `copied` elements of the operands first leaves of a TMA tile's score `tma` for an M x N x K
+// product: tma / (1 + copy time / product time), the product's time 2 M N K / (tma x rate) and the copy's
+// 16 bytes an element (read and written) at the rate kTmaFlopsPerCopiedByte says. 1 where nothing is copied.
+double tma_copy_factor(int M, int N, int K, double tma, long long copied);
 
 // TMA tile `tile`'s score (0 for a tile with no speed), as score() for dmma's shapes but over its schedule (gemm/stream_k.hpp, one block
 // per SM): speed x useful k-tiles / (SMs x the longest block's predicted k-tiles, stream_k::predicted_k_tiles);
@@ -201,10 +215,16 @@ double tma_score(int M, int N, int K, const Target& t, bool tma_ready, bool tma_
 inline constexpr double kMaxCombineShare = 0.25;
 
 // dmma_tma's rule: the TMA tile with the best score where it beats every dmma configuration's (choose() with wide
-// loads) and, where both split K, its combine is short enough (kMaxCombineShare); -1 for dmma's choice. `ready[i]`: whether tile i's kernel loads on this device. `why` (when not null)
-// gets the reason in words, for the row's note.
-int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileCount], bool tma_operands,
+// loads) and, where both split K, its combine is short enough (kMaxCombineShare); -1 for dmma's choice.
+// `ready[i]`: whether tile i's kernel loads on this device. `copied`: the elements of the operands the TMA cannot
+// describe as stored (0: none), which the TMA tiles copy first, so that their score is times tma_copy_factor and
+// dmma's is with its 8-byte copies. `why` (when not null) gets the reason in words, for the row's note.
+int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileCount], long long copied,
              std::string* why = nullptr);
+// (A bool where `copied` goes is the old signature's "operands describable": refused rather than read as 0 or 1.)
+template <class B>
+  requires std::same_as<B, bool>
+int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileCount], B, std::string* = nullptr) = delete;
 
 // dmma_tma's rule for thin C: the skinny kernel (gemm/skinny.hpp, FP64 FMA, the large operand streamed once) where
 // C has at most kSkinnyMaxSide rows or columns, the other side gives every SM at least kSkinnyLongPerSm of it

@@ -170,7 +170,7 @@ TEST(DmmaTmaRule, TmaWhereItScoresAboveDmmaAndCanRun) {
   std::fill(std::begin(both), std::end(both), true);
   std::string why;
   for (int n : {2048, 3000, 4096, 8192}) {
-    EXPECT_EQ(dmma::tma_pick(n, n, n, t, both, true, &why), 0) << n << ": " << why;
+    EXPECT_EQ(dmma::tma_pick(n, n, n, t, both, 0, &why), 0) << n << ": " << why;
     EXPECT_EQ(why.rfind("tma 128x128x32", 0), 0u) << why;
   }
   // 1024^3: 64 tiles of 128 x 128 would leave half of the SMs idle; split two ways along K they fill 128 of 132,
@@ -179,10 +179,10 @@ TEST(DmmaTmaRule, TmaWhereItScoresAboveDmmaAndCanRun) {
   EXPECT_NEAR(dmma::tma_score(1024, 1024, 1024, t, true, true, 0),
               dmma::kTmaTiles[0].speed * 64 * 32 / (132.0 * (16 + stream_k::kPartialCost)), 1e-12);
   EXPECT_NEAR(dmma::tma_score(1024, 1024, 1024, t, true, true, 1), dmma::kTmaTiles[1].speed * 128 / 132.0, 1e-12);
-  EXPECT_EQ(dmma::tma_pick(1024, 1024, 1024, t, both, true, &why), 1) << why;
+  EXPECT_EQ(dmma::tma_pick(1024, 1024, 1024, t, both, 0, &why), 1) << why;
   EXPECT_EQ(why.rfind("tma 128x64x32, 2 k-groups", 0), 0u) << why;
   // Where the two-group kernel does not load, the 128 x 128 one still beats dmma there.
-  EXPECT_EQ(dmma::tma_pick(1024, 1024, 1024, t, first, true, &why), 0) << why;
+  EXPECT_EQ(dmma::tma_pick(1024, 1024, 1024, t, first, 0, &why), 0) << why;
   // Small C: dmma splits K over 64 x 64 tiles in a second kernel (256 x 256: 16 tiles x 16 splits, 256 blocks in
   // 396 slots: 0.92 x 256 / 396); the TMA kernels split a tile's K up to 64 ways in the same kernel, paying for
   // each read of the Fenwick tree's chain. K = 4096 (128 k-tiles of 8 tiles of 128 x 64, 16 ways: 8 + 4 reads of 4)
@@ -190,30 +190,44 @@ TEST(DmmaTmaRule, TmaWhereItScoresAboveDmmaAndCanRun) {
   EXPECT_NEAR(dmma::split_score(256, 256, dmma::choose(256, 256, 4096, t), t, true), 0.92 * 256 / 396, 1e-12);
   EXPECT_NEAR(dmma::tma_score(256, 256, 4096, t, true, true, 1), 8.0 * 128 / (132 * (8 + 4 * stream_k::kPartialCost)),
               1e-12);
-  EXPECT_EQ(dmma::tma_pick(256, 256, 4096, t, both, true, &why), -1);
+  EXPECT_EQ(dmma::tma_pick(256, 256, 4096, t, both, 0, &why), -1);
   EXPECT_NE(why.find("split-K score"), std::string::npos) << why;
   EXPECT_NEAR(dmma::tma_score(256, 256, 65536, t, true, true, 1),
               8.0 * 2048 / (132 * (128 + 4 * stream_k::kPartialCost)), 1e-12);
-  EXPECT_EQ(dmma::tma_pick(256, 256, 65536, t, both, true, &why), 1) << why;
+  EXPECT_EQ(dmma::tma_pick(256, 256, 65536, t, both, 0, &why), 1) << why;
   // K = 16384 scores the TMA kernel higher (32 + 16 k-tiles: 0.646 against 0.594), but its combine is a third of
   // that: dmma's split-K, which measured faster there.
   EXPECT_GT(dmma::tma_score(256, 256, 16384, t, true, true, 1), dmma::split_score(256, 256, dmma::choose(256, 256, 16384, t), t, true));
-  EXPECT_EQ(dmma::tma_pick(256, 256, 16384, t, both, true, &why), -1) << why;
+  EXPECT_EQ(dmma::tma_pick(256, 256, 16384, t, both, 0, &why), -1) << why;
   EXPECT_NE(why.find("too finely"), std::string::npos) << why;
-  EXPECT_EQ(dmma::tma_pick(128, 128, 262144, t, both, true, &why), 1) << why;  // 2 tiles, 64 ways: 128 + 24
+  EXPECT_EQ(dmma::tma_pick(128, 128, 262144, t, both, 0, &why), 1) << why;  // 2 tiles, 64 ways: 128 + 24
   // C of 64 rows: the 64 x 128 kernel's 128 whole tiles, one per SM, against 128-row tiles half padding.
   const int rows64 = static_cast<int>(std::find_if(std::begin(dmma::kTmaTiles), std::end(dmma::kTmaTiles),
                                                    [](const dmma::TmaTile& x) { return x.bm == 64; }) -
                                       std::begin(dmma::kTmaTiles));
   ASSERT_LT(rows64, dmma::kTmaTileCount);
   EXPECT_NEAR(dmma::tma_score(64, 16384, 16384, t, true, true, rows64), dmma::kTmaTiles[rows64].speed * 128 / 132.0, 1e-12);
-  EXPECT_EQ(dmma::tma_pick(64, 16384, 16384, t, both, true, &why), rows64) << why;
+  EXPECT_EQ(dmma::tma_pick(64, 16384, 16384, t, both, 0, &why), rows64) << why;
   // ... and its transpose, 64 columns, on the 128 x 64 kernel.
-  EXPECT_EQ(dmma::tma_pick(16384, 64, 16384, t, both, true, &why), 1) << why;
-  // Operands the TMA cannot describe, and no sm_90a code: dmma, whatever the size, and the note says why.
-  EXPECT_EQ(dmma::tma_pick(8192, 8192, 8192, t, both, false, &why), -1);
+  EXPECT_EQ(dmma::tma_pick(16384, 64, 16384, t, both, 0, &why), 1) << why;
+  // Operands the TMA cannot describe (odd lda or ldb): the TMA tile after copying them where the copy, priced by
+  // tma_copy_factor, leaves it ahead of dmma's 8-byte loads, and the note says what the copies cost.
+  // 8192^3, A and B copied: 2 x 8192^2 elements, 16 bytes each at kTmaFlopsPerCopiedByte, against 2 x 8192^3 flops
+  // at the tile's score: 1 / (1 + 16 x 22 x score / 8192).
+  const double s8192 = dmma::tma_score(8192, 8192, 8192, t, true, true, 0);
+  EXPECT_NEAR(dmma::tma_copy_factor(8192, 8192, 8192, s8192, 2LL * 8192 * 8192),
+              1 / (1 + 16 * dmma::kTmaFlopsPerCopiedByte * s8192 / 8192), 1e-12);
+  EXPECT_EQ(dmma::tma_copy_factor(8192, 8192, 8192, s8192, 0), 1.0);
+  EXPECT_EQ(dmma::tma_pick(8192, 8192, 8192, t, both, 2LL * 8192 * 8192, &why), 0) << why;
+  EXPECT_NE(why.find("after copying"), std::string::npos) << why;
+  // 777 x 1234 x 5555 (both odd; measured: dmma 0.363 ms, the TMA tile on even ones 0.211 ms) copies both.
+  EXPECT_GE(dmma::tma_pick(777, 1234, 5555, t, both, 777LL * 5555 + 5555LL * 1234, &why), 0) << why;
+  // C of 128 columns: copying an 8192 x 8192 A costs more than the TMA tile gains (16 x 22 x score / 128 of the
+  // product's time): dmma with 8-byte loads, and the note says why.
+  EXPECT_EQ(dmma::tma_pick(8192, 128, 8192, t, both, 8192LL * 8192, &why), -1) << why;
   EXPECT_NE(why.find("16-byte"), std::string::npos) << why;
-  EXPECT_EQ(dmma::tma_pick(8192, 8192, 8192, t, none, true, &why), -1);
+  // No sm_90a code: dmma, whatever the size, and the note says why.
+  EXPECT_EQ(dmma::tma_pick(8192, 8192, 8192, t, none, 0, &why), -1);
   EXPECT_NE(why.find("sm_90a"), std::string::npos) << why;
   // 4096^3: 1024 tiles of 128 k-tiles; 6 waves whole (792 tiles), the last wave and the remainder (232 tiles)
   // shared, at most 225 k-tiles a block: 768 + 225 + one partial, against 8 waves (1024) without stream-K.

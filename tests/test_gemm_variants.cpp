@@ -315,6 +315,62 @@ TEST(DmmaTmaSkinny, ThinCRunsTheSkinnyKernel) {
       expect_repeated_runs(*v, make_problem(shape, -1.5, beta, choose_seed()), 2, "dmma_tma_path", "skinny");
     }
 }
+
+// dmma_tma on operands the TMA cannot describe as stored, which its rule copies first where the copy pays
+// (gemm/dmma_shapes.hpp, tma_copy_factor): odd leading dimensions (both operands, or A alone with padding) in all
+// four op combinations, beta 0 over a poisoned C and beta != 0, twice per product on one context; then A and B one
+// double past a 16-byte boundary with even leading dimensions. The note dmma_tma_copies names what was copied.
+void expect_copied_run(const GemmVariant& v, const GemmProblem& p, ExecContext& ctx, const std::string& copies) {
+  EXPECT_EQ(ctx.notes()["dmma_tma_path"].rfind("tma ", 0), 0u) << p.shape.str() << ": " << ctx.notes()["dmma_tma_path"];
+  EXPECT_NE(ctx.notes()["dmma_tma_path"].find("after copying"), std::string::npos) << ctx.notes()["dmma_tma_path"];
+  EXPECT_EQ(ctx.notes()["dmma_tma_copies"], copies) << v.info.name << " " << p.shape.str();
+}
+
+TEST(DmmaTmaCopies, OperandsTheTmaCannotDescribeAreCopiedFirst) {
+  KS_REQUIRE_GPU();
+  if (test::current_cc() != 90) GTEST_SKIP() << "the TMA kernel runs on compute capability 9.0";
+  KS_VARIANT_OR_SKIP(v, "dmma_tma");
+  // 1001^3: lda and ldb odd, both copied. 1000 x 1100 x 900 with lda one past A's rows (odd: copied), ldb two past
+  // B's (even) and ldc 1003.
+  for (const bool both : {true, false})
+    for (int o = 0; o < 4; ++o) {
+      const GemmShape base = both ? GemmShape{1001, 1001, 1001} : GemmShape{1000, 1100, 900, 1001, 902, 1003};
+      const GemmProblem p = make_problem(base.with_ops(ops_of(o).a, ops_of(o).b), 1.25, both ? 0.0 : 0.5, choose_seed());
+      const GemmShape& sh = p.shape;
+      auto named = [](const char* name, int rows, int cols, int ld) {
+        return std::string(name) + " (" + std::to_string(rows) + " x " + std::to_string(cols) + ", ld " +
+               std::to_string(ld) + " -> " + std::to_string((rows + 15) / 16 * 16) + ")";
+      };
+      std::string copies = named("A", sh.a_rows(), sh.a_cols(), sh.lda);
+      if (both) copies += ", " + named("B", sh.b_rows(), sh.b_cols(), sh.ldb);
+      Stream stream;
+      ExecContext ctx(stream.get());
+      Runner runner(*v, Mode::Device, p, ctx);
+      for (int run = 0; run < 2; ++run) {
+        runner.reset_output();
+        runner.run();
+        const GemmCheck c = validate(p, runner.result());
+        EXPECT_TRUE(c.ok) << sh.str() << " run " << run << ": " << c.report;
+        expect_copied_run(*v, p, ctx, copies);
+      }
+    }
+  // Even leading dimensions, A and B 8 bytes past a 16-byte boundary.
+  const GemmProblem p = make_problem(GemmShape{1024, 1024, 1024}, -0.75, 0.0, choose_seed());
+  Stream stream;
+  ExecContext ctx(stream.get());
+  DeviceBuffer<double> a(static_cast<std::size_t>(p.A.size()) + 1), b(static_cast<std::size_t>(p.B.size()) + 1),
+      c(p.c_count());
+  CUDA_CHECK(cudaMemcpy(a.data() + 1, p.A.data(), sizeof(double) * p.A.size(), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(b.data() + 1, p.B.data(), sizeof(double) * p.B.size(), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemset(c.data(), 0xff, sizeof(double) * p.c_count()));  // NaN: beta 0 must not read it
+  run(*v, p.args(a.data() + 1, b.data() + 1, c.data()), ctx);
+  Eigen::MatrixXd result(p.shape.ldc, p.shape.N);
+  CUDA_CHECK(cudaMemcpyAsync(result.data(), c.data(), sizeof(double) * p.c_count(), cudaMemcpyDeviceToHost, stream.get()));
+  CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  const GemmCheck check = validate(p, result);
+  EXPECT_TRUE(check.ok) << check.report;
+  expect_copied_run(*v, p, ctx, "A (1024 x 1024, ld 1024 -> 1024), B (1024 x 1024, ld 1024 -> 1024)");
+}
 #endif
 
 }  // namespace
