@@ -620,8 +620,34 @@ long long copied_elements(const GemmArgs& a) {
   return n;
 }
 
+// Copies a rows x cols column-major matrix (leading dimension lds) into one with leading dimension ldd. Block b
+// takes columns b, b + gridDim.x, ...; its threads take a column's rows kCopyUnroll at a time, every load issued
+// before the first store (evict-first: the source is read once), so each thread keeps kCopyUnroll loads in flight.
+// One double a thread and instruction keeps both sides coalesced whatever the source's alignment (an odd lds puts
+// every other column 8 bytes off a 16-byte boundary). cudaMemcpy2DAsync does the same job at about 1.6-1.7 TB/s on
+// an H100 (docs/gemm-notes.md, step 34).
+constexpr int kCopyThreads = 256, kCopyUnroll = 4;
+
+__global__ void __launch_bounds__(kCopyThreads)
+    pitched_copy(const double* __restrict__ src, long long lds, double* __restrict__ dst, long long ldd, int rows,
+                 int cols) {
+  for (long long c = blockIdx.x; c < cols; c += gridDim.x) {
+    const double* s = src + c * lds;
+    double* d = dst + c * ldd;
+    for (int r0 = threadIdx.x; r0 < rows; r0 += kCopyUnroll * kCopyThreads) {
+      double v[kCopyUnroll];
+#pragma unroll
+      for (int u = 0; u < kCopyUnroll; ++u)
+        if (r0 + u * kCopyThreads < rows) v[u] = __ldcs(s + r0 + u * kCopyThreads);
+#pragma unroll
+      for (int u = 0; u < kCopyUnroll; ++u)
+        if (r0 + u * kCopyThreads < rows) d[r0 + u * kCopyThreads] = v[u];
+    }
+  }
+}
+
 // Enqueues tile `tile` on `a`, each operand the TMA cannot describe first copied into device scratch with its
-// leading dimension rounded up to kTmaCopyPitch doubles (cudaMemcpy2DAsync on the launch's stream, so the product
+// leading dimension rounded up to kTmaCopyPitch doubles (pitched_copy on the launch's stream, so the product
 // follows it in stream order). Where something is copied, the note dmma_tma_copies says what, and the phases
 // operand_copies and product time the two.
 void launch_describable(int tile, const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared) {
@@ -631,8 +657,9 @@ void launch_describable(int tile, const GemmArgs& a, ExecContext& ctx, const Rea
     if (tma_describable(p, ld)) return;
     const int pitch = (rows + dmma::kTmaCopyPitch - 1) / dmma::kTmaCopyPitch * dmma::kTmaCopyPitch;  // rows <= kMaxDim
     double* to = static_cast<double*>(ctx.device_scratch(sizeof(double) * static_cast<std::size_t>(pitch) * cols));
-    CUDA_CHECK(cudaMemcpy2DAsync(to, sizeof(double) * pitch, p, sizeof(double) * static_cast<std::size_t>(ld),
-                                 sizeof(double) * rows, cols, cudaMemcpyDeviceToDevice, ctx.stream()));
+    const int blocks = static_cast<int>(std::min<long long>(cols, 8LL * r.sm_count));
+    pitched_copy<<<blocks, kCopyThreads, 0, ctx.stream()>>>(p, ld, to, pitch, rows, cols);
+    CUDA_CHECK_LAUNCH();
     copies += (copies.empty() ? "" : ", ") + std::string(name) + " (" + std::to_string(rows) + " x " +
               std::to_string(cols) + ", ld " + std::to_string(ld) + " -> " + std::to_string(pitch) + ")";
     p = to;
