@@ -106,7 +106,7 @@ double tma_score(int M, int N, int K, const Target& t, bool tma_ready, bool tma_
   const double longest = stream_k::predicted_k_tiles(p, stream_k::kPartialCost);
   if (longest <= 0) return 0;  // empty C
   const double useful = static_cast<double>(M) * N / (s.bm * s.bn) * p.k_tiles;
-  return s.speed * useful / (t.sm_count * longest);
+  return (K <= kTmaShallowDepth ? s.shallow_speed : s.speed) * useful / (t.sm_count * longest);
 }
 
 double tma_copy_factor(int M, int N, int K, double tma, long long copied) {

@@ -134,8 +134,10 @@ Target current_target();
 //     1.00 (0.956 of the 128 x 128 kernel at 8192^3 in one run, where both fill the GPU: more TMA bytes per flop
 //     and an exchange per tile). It wins where 128 x 128 tiles are too few: 1024^3 is 128 of its tiles,
 //     one per SM, against 64 tiles split two ways with a partial each.
-//   128 x 128 x 16 (6 stages) and 128 x 64 x 16 (two blocks per SM): slower than the k32 kernels everywhere
-//     measured; kept as tuning variants.
+//   128 x 128 x 16 (6 stages) and 128 x 64 x 16 (two blocks per SM): slower than the k32 kernels with deep K
+//     (4095^3: 98.4% and 90.6% of the 128 x 128 x 32 kernel's rate), kept as tuning variants there. With K of at
+//     most kTmaShallowDepth, where writing C is most of the time, the 128 x 128 x 16 kernel ran 1.6-5.8% faster
+//     than the 128 x 128 x 32 one (K = 32, 64, 128, 200; docs/gemm-notes.md, step 34): shallow speed 1.10.
 //   64 x 128 x 32, two k-groups: the 128 x 64 kernel's transpose (the same bytes per flop, the same warp tile and
 //     shared memory), for C of at most 64 rows (64 x 16384 is 128 of its tiles, one per SM, where 128-row tiles
 //     would be half padding): 1.00, as the 128 x 64 kernel (106.0% of cuBLAS at 64 x 16384 x 16384, where the rule
@@ -146,20 +148,23 @@ struct TmaTile {
   int min_blocks;       // resident blocks per SM the kernel is compiled for (1: one per SM)
   int kgroups;          // consumer warp groups taking alternate stages of one tile
   double speed;         // the rule's view; 0: the rule does not pick it
+  double shallow_speed; // the same where K is at most kTmaShallowDepth
   const char* name;     // as in the notes dmma_tma_path
   const char* variant;  // its tuning variant: dmma_tma_<variant>
   const char* summary;  // the tuning variant's
 };
 inline constexpr TmaTile kTmaTiles[] = {
-    {128, 128, 32, 3, 1, 1, 1.05, "128x128x32", "128x128_k32",
+    {128, 128, 32, 3, 1, 1, 1.05, 1.05, "128x128x32", "128x128_k32",
      "dmma_tma, 128x128x32 tiles, 3 stages, stream-K last wave"},
-    {128, 64, 32, 4, 1, 2, 1.00, "128x64x32, 2 k-groups", "128x64_k32_2g",
+    {128, 64, 32, 4, 1, 2, 1.00, 1.00, "128x64x32, 2 k-groups", "128x64_k32_2g",
      "dmma_tma, 128x64x32 tiles, 4 stages, two consumer warpgroups taking alternate k-tiles, one block per SM"},
-    {128, 128, 16, 6, 1, 1, 0, "128x128x16", "128x128", "dmma_tma, 128x128x16 tiles, 6 stages"},
-    {128, 64, 16, 4, 2, 1, 0, "128x64x16", "128x64", "dmma_tma, 128x64x16 tiles, 4 stages, two blocks per SM"},
-    {64, 128, 32, 4, 1, 2, 1.00, "64x128x32, 2 k-groups", "64x128_k32_2g",
+    {128, 128, 16, 6, 1, 1, 0, 1.10, "128x128x16", "128x128",
+     "dmma_tma, 128x128x16 tiles, 6 stages (the rule's where K is shallow)"},
+    {128, 64, 16, 4, 2, 1, 0, 0, "128x64x16", "128x64", "dmma_tma, 128x64x16 tiles, 4 stages, two blocks per SM"},
+    {64, 128, 32, 4, 1, 2, 1.00, 1.00, "64x128x32, 2 k-groups", "64x128_k32_2g",
      "dmma_tma, 64x128x32 tiles, 4 stages, two consumer warpgroups taking alternate k-tiles, one block per SM"},
 };
+inline constexpr int kTmaShallowDepth = 256;
 inline constexpr int kTmaTileCount = static_cast<int>(std::size(kTmaTiles));
 
 // The tuning variant that runs TMA tile `tile` alone: "dmma_tma_" + its `variant`.
@@ -184,8 +189,8 @@ constexpr int tma_swizzled(int r, int c) { return r * 16 + 2 * ((c / 2) ^ (r % 8
 
 // Operands the TMA cannot describe as stored (an odd leading dimension: the TMA's strides are multiples of 16
 // bytes; or a base not 16-byte aligned) are copied first, each into device scratch with its leading dimension
-// rounded up to kTmaCopyPitch doubles (cudaMemcpy2DAsync on the launch's stream), where the rule says the copy
-// pays (tma_copy_factor); the note dmma_tma_path names the copies.
+// rounded up to kTmaCopyPitch doubles (a copy kernel on the launch's stream), where the rule says the copy pays
+// (tma_copy_factor); the notes dmma_tma_path and dmma_tma_copies say so.
 inline constexpr int kTmaCopyPitch = 16;
 // The copy's price against the product, as the FP64 tensor cores' rate at score 1.0 over the rate of a pitched
 // device-to-device copy (bytes read plus written): on an H100, about 58 TFLOP/s (dmma_tma at 4096^3 and
@@ -200,7 +205,8 @@ inline constexpr const char* kTmaOperandsRefused =
 double tma_copy_factor(int M, int N, int K, double tma, long long copied);
 
 // TMA tile `tile`'s score (0 for a tile with no speed), as score() for dmma's shapes but over its schedule (gemm/stream_k.hpp, one block
-// per SM): speed x useful k-tiles / (SMs x the longest block's predicted k-tiles, stream_k::predicted_k_tiles);
+// per SM): speed (shallow_speed where K <= kTmaShallowDepth) x useful k-tiles / (SMs x the longest block's
+// predicted k-tiles, stream_k::predicted_k_tiles);
 // without stream-K this is speed x the wave fill. 0 where it cannot run: `tma_ready` false (no sm_90a code for
 // this GPU, or the kernel does not load), or operands the TMA cannot describe (`tma_operands`: lda and ldb even,
 // A and B 16-byte aligned).

@@ -237,6 +237,17 @@ TEST(DmmaTmaRule, TmaWhereItScoresAboveDmmaAndCanRun) {
   EXPECT_NEAR(dmma::tma_score(4224, 4224, 96, t, true, true), dmma::kTmaTiles[0].speed * 1089.0 / (9 * 132), 1e-12);
   EXPECT_EQ(dmma::tma_score(4096, 4096, 4096, t, true, false), 0.0);
   EXPECT_EQ(dmma::tma_score(4096, 4096, 4096, t, true, false, 1), 0.0);
+  // K of at most kTmaShallowDepth: the 128 x 128 x 16 kernel (shallow speed 1.10, measured ahead of the k32 tiles
+  // where writing C is most of the time); deeper, the k32 tiles as before.
+  const int k16 = static_cast<int>(std::find_if(std::begin(dmma::kTmaTiles), std::end(dmma::kTmaTiles),
+                                                [](const dmma::TmaTile& x) { return x.bm == 128 && x.bn == 128 && x.bk == 16; }) -
+                                   std::begin(dmma::kTmaTiles));
+  ASSERT_LT(k16, dmma::kTmaTileCount);
+  for (const auto& [M, N, K] : {std::tuple{4096, 4096, 32}, {4096, 4096, 64}, {8192, 8192, 128}, {5000, 3000, 200},
+                                {8192, 8192, dmma::kTmaShallowDepth}})
+    EXPECT_EQ(dmma::tma_pick(M, N, K, t, both, 0, &why), k16) << M << "x" << N << "x" << K << ": " << why;
+  EXPECT_EQ(dmma::tma_pick(8192, 8192, dmma::kTmaShallowDepth + 32, t, both, 0, &why), 0) << why;
+  EXPECT_EQ(dmma::tma_score(8192, 8192, 8192, t, true, true, k16), 0.0);
   // A kernel without a speed is never the rule's: it scores 0 wherever it could run.
   for (int i = 0; i < dmma::kTmaTileCount; ++i)
     if (dmma::kTmaTiles[i].speed == 0) {
