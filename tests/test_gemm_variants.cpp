@@ -316,10 +316,6 @@ TEST(DmmaTmaSkinny, ThinCRunsTheSkinnyKernel) {
     }
 }
 
-// dmma_tma on operands the TMA cannot describe as stored, which its rule copies first where the copy pays
-// (gemm/dmma_shapes.hpp, tma_copy_factor): odd leading dimensions (both operands, or A alone with padding) in all
-// four op combinations, beta 0 over a poisoned C and beta != 0, twice per product on one context; then A and B one
-// double past a 16-byte boundary with even leading dimensions. The note dmma_tma_copies names what was copied.
 // Whether dmma_tma's rule copies on this GPU (its SM count sets the scores): the cases below are chosen so that
 // it does on the 132-SM H100 and H200.
 bool rule_copies(const GemmShape& s, long long copied, std::string* why) {
@@ -334,6 +330,10 @@ void expect_copied_run(const GemmVariant& v, const GemmProblem& p, ExecContext& 
   EXPECT_EQ(ctx.notes()["dmma_tma_copies"], copies) << v.info.name << " " << p.shape.str();
 }
 
+// dmma_tma on operands the TMA cannot describe as stored, which its rule copies first where the copy pays
+// (gemm/dmma_shapes.hpp, tma_copy_factor): odd leading dimensions (both operands, or A alone with padding) in all
+// four op combinations, beta 0 over a poisoned C and beta != 0, twice per product on one context; then A and B one
+// double past a 16-byte boundary with even leading dimensions. The note dmma_tma_copies names what was copied.
 TEST(DmmaTmaCopies, OperandsTheTmaCannotDescribeAreCopiedFirst) {
   KS_REQUIRE_GPU();
   if (test::current_cc() != 90) GTEST_SKIP() << "the TMA kernel runs on compute capability 9.0";
