@@ -610,13 +610,12 @@ void launch_tile(int tile, const GemmArgs& a, ExecContext& ctx, const Readiness&
 
 // The TMA reads a stored operand as it is where its strides are whole 16-byte units (an even leading dimension)
 // from a 16-byte aligned base: pipeline::wide_operand, the condition of dmma's 16-byte copies.
-bool tma_describable(const double* p, int ld) { return pipeline::wide_operand(p, ld); }
 
 // The elements of the operands that would have to be copied first (0: none).
 long long copied_elements(const GemmArgs& a) {
   long long n = 0;
-  if (!tma_describable(a.A, a.lda)) n += static_cast<long long>(a.M) * a.K;
-  if (!tma_describable(a.B, a.ldb)) n += static_cast<long long>(a.K) * a.N;
+  if (!pipeline::wide_operand(a.A, a.lda)) n += static_cast<long long>(a.M) * a.K;
+  if (!pipeline::wide_operand(a.B, a.ldb)) n += static_cast<long long>(a.K) * a.N;
   return n;
 }
 
@@ -654,7 +653,7 @@ void launch_describable(int tile, const GemmArgs& a, ExecContext& ctx, const Rea
   GemmArgs b = a;
   std::string copies;
   auto copy = [&](const double*& p, int& ld, int rows, int cols, const char* name) {
-    if (tma_describable(p, ld)) return;
+    if (pipeline::wide_operand(p, ld)) return;
     const int pitch = (rows + dmma::kTmaCopyPitch - 1) / dmma::kTmaCopyPitch * dmma::kTmaCopyPitch;  // rows <= kMaxDim
     double* to = static_cast<double*>(ctx.device_scratch(sizeof(double) * static_cast<std::size_t>(pitch) * cols));
     const int blocks = static_cast<int>(std::min<long long>(cols, 8LL * r.sm_count));
