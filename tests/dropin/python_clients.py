@@ -81,6 +81,10 @@ def cupy_cases():
     big_a = rs.uniform(-1, 1, (4096, 4096))
     big_b = rs.uniform(-1, 1, (4096, 4096))
     sampled_check("cupy a @ b 4096^3", cp.asnumpy(big_a), cp.asnumpy(big_b), cp.asnumpy(big_a @ big_b), samples=16)
+    # Odd sizes: C order makes the call NN with lda 2561 and ldb 1537, which dmma_tma copies to a padded leading
+    # dimension before its TMA kernel (docs/gemm-notes.md, step 34).
+    odd_a, odd_b = rs.uniform(-1, 1, (2305, 1537)), rs.uniform(-1, 1, (1537, 2561))
+    sampled_check("cupy a @ b, odd sizes", cp.asnumpy(odd_a), cp.asnumpy(odd_b), cp.asnumpy(odd_a @ odd_b))
     small = rs.uniform(-1, 1, (64, 64))
     sampled_check("cupy a @ b 64^3", cp.asnumpy(small), cp.asnumpy(small), cp.asnumpy(small @ small))
 
@@ -106,6 +110,8 @@ def torch_cases():
         sampled_check("torch.nn.Linear (x W^T)", ah, lin.weight.cpu().numpy().T, lin(a).cpu().numpy())
     at = u(1536, 2304).t()  # a transposed view
     sampled_check("torch.mm, a transposed view", at.cpu().numpy(), bh, torch.mm(at, b).cpu().numpy())
+    odd_a, odd_b = u(2305, 1537), u(1537, 2561)  # lda and ldb odd, as in the CuPy case
+    sampled_check("torch.mm, odd sizes", odd_a.cpu().numpy(), odd_b.cpu().numpy(), torch.mm(odd_a, odd_b).cpu().numpy())
     big_a, big_b = u(4096, 4096), u(4096, 4096)
     sampled_check("torch.mm 4096^3", big_a.cpu().numpy(), big_b.cpu().numpy(), torch.mm(big_a, big_b).cpu().numpy(),
                   samples=16)
