@@ -318,6 +318,10 @@ TEST(OzakiRule, WorkspaceHoldsResiduesAndProducts) {
   EXPECT_GE(w.p_stride, 1000u * 300 * 4);
   EXPECT_EQ(w.bytes, 14 * (w.a_stride + w.b_stride + w.p_stride));
   EXPECT_EQ(workspace(5, 5, 5, 8).ldp, 8);
+  // The products take ldp rows (M rounded up to 4), so each plane of A's residues holds that many.
+  const Workspace odd = workspace(4095, 300, 77, 14);
+  EXPECT_EQ(odd.ldp, 4096);
+  EXPECT_GE(odd.a_stride, 4096u * 80);
 }
 
 TEST(OzakiRule, PipelinesFrom16384InColumnBlocksOfWholeMultiplesOf256) {

@@ -537,6 +537,14 @@ Decision choose(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, int 
   return d;
 }
 
+// Rows M to w.ldp of `count` planes of A's residues (w.a_stride apart), which the products read (products.hpp) and
+// no kernel writes: zero.
+void zero_padding_rows(signed char* planes, int count, int M, const Workspace& w, cudaStream_t s) {
+  if (w.ldp > M)
+    CUDA_CHECK(cudaMemset2DAsync(planes + static_cast<std::size_t>(M) * w.Kp, w.a_stride, 0,
+                                 static_cast<std::size_t>(w.ldp - M) * w.Kp, count, s));
+}
+
 // Accurate scaling's coarse product W = U^T V, the shifts it allows and their effect on rho (ozaki.hpp).
 void coarse_shifts(const GemmArgs& a, ExecContext& ctx, DeviceStats& st) {
   const cudaStream_t s = ctx.stream();
@@ -556,7 +564,8 @@ void coarse_shifts(const GemmArgs& a, ExecContext& ctx, DeviceStats& st) {
     dev::coarse_kernel<KC><<<tile_grid(a.N, w.Kp), dev::kThreads, 0, s>>>(a.B, a.ldb, a.N, a.K, w.Kp, st.e + a.M, v);
   });
   CUDA_CHECK(cudaGetLastError());
-  int8_products(ctx, s, a.M, a.N, w, u, v, W, 1, "ozaki_coarse_product");
+  zero_padding_rows(u, 1, a.M, w, s);
+  int8_products(ctx, s, a.N, w, u, v, W, 1, "ozaki_coarse_product");
   CUDA_CHECK(cudaMemsetAsync(wmax, 0, static_cast<std::size_t>(a.M) * 4, s));
   dev::coarse_row_max_kernel<<<dim3((a.M + 255) / 256, std::min(a.N, 256)), 256, 0, s>>>(a.M, a.N, W, w.ldp, wmax);
   CUDA_CHECK(cudaGetLastError());
@@ -651,10 +660,11 @@ void emulate(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const D
   const int S = d.qa + d.qb;
   const int* fb = st.e + a.M;
   residues<N>(a, false, st.e, d.qa, a8, w, s);
+  zero_padding_rows(a8, N, a.M, w, s);
   residues<N>(a, true, fb, d.qb, b8, w, s);
   ctx.mark_phase("residues");
   if (width >= a.N) {
-    int8_products(ctx, s, a.M, a.N, w, a8, b8, prod, N, "ozaki_products");
+    int8_products(ctx, s, a.N, w, a8, b8, prod, N, "ozaki_products");
     ctx.mark_phase("int8_products");
     recombine<N>(a, prod, w, st.e, fb, S, s);
     ctx.mark_phase("recombination");
@@ -665,15 +675,15 @@ void emulate(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const D
   // before anything runs beside the products.
   const int blocks = (a.N + width - 1) / width;
   auto columns_of = [&](int j) { return std::min(width, a.N - j * width); };  // block j's; the last takes the rest
-  prepare_int8_products(ctx, a.M, width, w, a8, b8, prod, N);
-  if (columns_of(blocks - 1) != width) prepare_int8_products(ctx, a.M, columns_of(blocks - 1), w, a8, b8, prod, N);
+  prepare_int8_products(ctx, width, w, a8, b8, prod, N);
+  if (columns_of(blocks - 1) != width) prepare_int8_products(ctx, columns_of(blocks - 1), w, a8, b8, prod, N);
   const cudaStream_t ps = ctx.priority_stream();
   const std::vector<Event>& done = ctx.sync_events(static_cast<std::size_t>(blocks) + 1);
   done[0].record(s);
   CUDA_CHECK(cudaStreamWaitEvent(ps, done[0].get()));
   for (int j = 0; j < blocks; ++j) {
     const std::size_t n0 = static_cast<std::size_t>(j) * width;
-    int8_products(ctx, ps, a.M, columns_of(j), w, a8, b8 + n0 * w.Kp, prod + n0 * w.ldp, N, "ozaki_products");
+    int8_products(ctx, ps, columns_of(j), w, a8, b8 + n0 * w.Kp, prod + n0 * w.ldp, N, "ozaki_products");
     done[j + 1].record(ps);
   }
   for (int j = 0; j < blocks; ++j) {  // s waits for every block's products: the priority stream rejoins it

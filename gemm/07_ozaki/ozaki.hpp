@@ -222,7 +222,7 @@ __host__ __device__ constexpr int limbs(int n) { return n <= 14 ? 4 : n <= 18 ? 
 // accurate scaling one more set of each (the coarse U, V and W).
 struct Workspace {
   int Kp = 0;                // K rounded up to 16 (zero residues beyond K)
-  int ldp = 0;               // leading dimension of the int32 products (M rounded up to 4)
+  int ldp = 0;               // rows of the products and the A planes, and the products' leading dimension (M rounded up to 4)
   std::size_t a_stride = 0;  // bytes between moduli, 256-aligned
   std::size_t b_stride = 0;
   std::size_t p_stride = 0;

@@ -24,18 +24,20 @@ struct ProductPlan {
   std::string what;  // for the notes
 };
 
-// The descriptors of `batch` planes of the products (batch 1: one plane).
+// The descriptors of `batch` planes of the products (batch 1: one plane), w.ldp rows each (M rounded up to 4:
+// with M not a multiple of 4 cuBLASLt offered 4 INT8 algorithms on an H100, the fastest 4x slower than at the
+// rounded M; docs/gemm-notes.md, step 34).
 class LtProducts {
  public:
-  LtProducts(int M, int N, const Workspace& w, int batch) {
+  LtProducts(int N, const Workspace& w, int batch) {
     try {
       CUBLAS_CHECK(cublasLtMatmulDescCreate(&op_, CUBLAS_COMPUTE_32I, CUDA_R_32I));
       const cublasOperation_t t = CUBLAS_OP_T, n = CUBLAS_OP_N;
       CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSA, &t, sizeof t));
       CUBLAS_CHECK(cublasLtMatmulDescSetAttribute(op_, CUBLASLT_MATMUL_DESC_TRANSB, &n, sizeof n));
-      layout(a_, CUDA_R_8I, w.Kp, M, w.Kp, batch, static_cast<long long>(w.a_stride));
+      layout(a_, CUDA_R_8I, w.Kp, w.ldp, w.Kp, batch, static_cast<long long>(w.a_stride));
       layout(b_, CUDA_R_8I, w.Kp, N, w.Kp, batch, static_cast<long long>(w.b_stride));
-      layout(c_, CUDA_R_32I, M, N, w.ldp, batch, static_cast<long long>(w.p_stride / 4));
+      layout(c_, CUDA_R_32I, w.ldp, N, w.ldp, batch, static_cast<long long>(w.p_stride / 4));
     } catch (...) {
       release();
       throw;
@@ -84,7 +86,7 @@ class LtProducts {
   cublasLtMatrixLayout_t a_ = nullptr, b_ = nullptr, c_ = nullptr;
 };
 
-using PlanKey = std::tuple<int, int, int, int, int, int>;  // device, M, N, Kp, ldp, count
+using PlanKey = std::tuple<int, int, int, int, int>;  // device, N, Kp, ldp, count
 std::mutex plan_mutex;
 std::map<PlanKey, ProductPlan>& plans() {
   static std::map<PlanKey, ProductPlan> m;
@@ -112,11 +114,11 @@ void issue(cublasLtHandle_t h, const ProductPlan& p, const LtProducts& batched, 
 }
 
 // The plan for this shape: cached, else (outside capture) timed here, else the heuristic's first.
-ProductPlan plan(ExecContext& ctx, int M, int N, const Workspace& w, const signed char* a8, const signed char* b8,
+ProductPlan plan(ExecContext& ctx, int N, const Workspace& w, const signed char* a8, const signed char* b8,
                  int* prod, int count, const LtProducts& batched, const LtProducts& single) {
   int device = 0;
   CUDA_CHECK(cudaGetDevice(&device));
-  const PlanKey key{device, M, N, w.Kp, w.ldp, count};
+  const PlanKey key{device, N, w.Kp, w.ldp, count};
   {
     const std::lock_guard<std::mutex> lock(plan_mutex);
     const auto it = plans().find(key);
@@ -162,16 +164,16 @@ ProductPlan plan(ExecContext& ctx, int M, int N, const Workspace& w, const signe
 
 }  // namespace
 
-void prepare_int8_products(ExecContext& ctx, int M, int N, const Workspace& w, const signed char* a8,
-                           const signed char* b8, int* prod, int count) {
-  const LtProducts batched(M, N, w, count), single(M, N, w, 1);
-  plan(ctx, M, N, w, a8, b8, prod, count, batched, single);
+void prepare_int8_products(ExecContext& ctx, int N, const Workspace& w, const signed char* a8, const signed char* b8,
+                           int* prod, int count) {
+  const LtProducts batched(N, w, count), single(N, w, 1);
+  plan(ctx, N, w, a8, b8, prod, count, batched, single);
 }
 
-void int8_products(ExecContext& ctx, cudaStream_t stream, int M, int N, const Workspace& w, const signed char* a8,
+void int8_products(ExecContext& ctx, cudaStream_t stream, int N, const Workspace& w, const signed char* a8,
                    const signed char* b8, int* prod, int count, const char* note) {
-  const LtProducts batched(M, N, w, count), single(M, N, w, 1);
-  const ProductPlan p = plan(ctx, M, N, w, a8, b8, prod, count, batched, single);
+  const LtProducts batched(N, w, count), single(N, w, 1);
+  const ProductPlan p = plan(ctx, N, w, a8, b8, prod, count, batched, single);
   issue(ctx.cublaslt(), p, batched, single, w, a8, b8, prod, count, ctx.cublas_workspace(), stream);
   ctx.notes()[note] = p.what;
 }

@@ -9,19 +9,20 @@ namespace ks::gemm::ozaki {
 // The INT8 x INT8 -> INT32 products A_l^T B_l of the workspace's planes (TN, K-major operands) through
 // cuBLASLt. Its default heuristic is not the fastest everywhere (on an H100 at 16384^3 cublasGemmEx ran 780 TOPS
 // per product and the strided-batched call 1078, where the third of cuBLASLt's candidates ran 1389), so per
-// shape (device, M, N, Kp, count) the launch times, once, on its own operands, up to eight algorithms of the
+// shape (device, N, Kp, ldp, count) the launch times, once, on its own operands, up to eight algorithms of the
 // heuristic in each of two forms, one strided-batched call over the planes and one call per plane, and
 // keeps the fastest (the notes say which). Under stream capture nothing can be timed: the launch takes what
 // an earlier launch of the shape chose, else the heuristic's first batched algorithm.
 //
 // `count` products of the workspace's planes (a8, b8: the residues, K-major, w.Kp deep; prod w.ldp apart) into
 // prod, on `stream` (a shape's first launch times its choice on the context's stream);
-// ctx.notes()[note] says how they were issued.
-void int8_products(ExecContext& ctx, cudaStream_t stream, int M, int N, const Workspace& w, const signed char* a8,
+// ctx.notes()[note] says how they were issued. Each product has w.ldp rows (M rounded up to 4), so each plane of
+// a8 holds w.ldp rows, those past M zero (zero_padding_rows, ozaki.cu), and prod's rows past M are not C's.
+void int8_products(ExecContext& ctx, cudaStream_t stream, int N, const Workspace& w, const signed char* a8,
                    const signed char* b8, int* prod, int count, const char* note);
 // The timing int8_products does on a shape's first launch, done now (on the context's stream, reading a8 and b8
 // and writing prod as that call would): for a caller that is about to put other work beside the products.
-void prepare_int8_products(ExecContext& ctx, int M, int N, const Workspace& w, const signed char* a8,
-                           const signed char* b8, int* prod, int count);
+void prepare_int8_products(ExecContext& ctx, int N, const Workspace& w, const signed char* a8, const signed char* b8,
+                           int* prod, int count);
 
 }  // namespace ks::gemm::ozaki

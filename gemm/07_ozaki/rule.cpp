@@ -237,7 +237,7 @@ Workspace workspace(int M, int N, int K, int n, bool accurate) {
   Workspace w;
   w.Kp = static_cast<int>(up(static_cast<std::size_t>(std::max(K, 1)), 16));
   w.ldp = static_cast<int>(up(static_cast<std::size_t>(std::max(M, 1)), 4));
-  w.a_stride = up(static_cast<std::size_t>(M) * w.Kp, 256);
+  w.a_stride = up(static_cast<std::size_t>(w.ldp) * w.Kp, 256);  // the products take ldp rows (products.hpp)
   w.b_stride = up(static_cast<std::size_t>(N) * w.Kp, 256);
   w.p_stride = up(static_cast<std::size_t>(w.ldp) * N * 4, 256);
   w.bytes = static_cast<std::size_t>(n + (accurate ? 1 : 0)) * (w.a_stride + w.b_stride + w.p_stride);
