@@ -80,10 +80,12 @@ namespace tma {
 // form gives a 128 x 64 tile the eight consumer warps of a 128 x 128 one, with the same 64 x 32 warp tile, so one
 // block per SM runs half the tile with no split-K partial in global memory (1024^3: 128 tiles for 132 SMs).
 // TA, TB: op(A) = A^T, op(B) = B^T (the header's layouts).
-template <int BM_, int BN_, int BK_, int STAGES_, int MIN_BLOCKS_, int KGROUPS_ = 1, bool TA_ = false, bool TB_ = false>
+// STORE_TMA: the consumers write C into shared memory and TMA stores take it to global memory (store_tile_tma).
+template <int BM_, int BN_, int BK_, int STAGES_, int MIN_BLOCKS_, int KGROUPS_ = 1, bool STORE_TMA_ = false,
+          bool TA_ = false, bool TB_ = false>
 struct Tile {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, STAGES = STAGES_, kMinBlocks = MIN_BLOCKS_, KGROUPS = KGROUPS_;
-  static constexpr bool TA = TA_, TB = TB_;
+  static constexpr bool TA = TA_, TB = TB_, kStoreTma = STORE_TMA_;
   static constexpr int WARPS_M = BM / 64, WARPS_N = BN / 32;  // a group's warps, each a 64 x 32 piece of C
   static constexpr int MT = 4, NT = 4;                        // 16x8 mma tiles per consumer warp
   static constexpr int kTileWarps = WARPS_M * WARPS_N;        // one group: the warps that read a stage
@@ -92,7 +94,8 @@ struct Tile {
   static constexpr int kABytes = BM * BK * 8, kBBytes = BN * BK * 8, kStageBytes = kABytes + kBBytes;
   static constexpr int kRedRounds = 2;
   static constexpr int kRedBytes = KGROUPS > 1 ? kTileWarps * 32 * MT * NT * 4 * 8 / kRedRounds : 0;
-  static constexpr int kSmemBytes = STAGES * kStageBytes + kRedBytes + 1024;  // + alignment of the base to 1024
+  static constexpr int kStoreBytes = kStoreTma ? BM * BN * 8 : 0;  // C staged for the TMA stores, a warp's 16 KB each
+  static constexpr int kSmemBytes = STAGES * kStageBytes + kRedBytes + kStoreBytes + 1024;  // + alignment to 1024
   // Registers per thread after setmaxnreg: the producer keeps 24 (the least), the consumers take the rest.
   static constexpr int kProducerRegs = 24;
   static constexpr int kConsumerRegs =
@@ -101,6 +104,7 @@ struct Tile {
   static_assert(kConsumerWarps % 4 == 0, "consumers form whole warpgroups (setmaxnreg)");
   static_assert(KGROUPS == 1 || (KGROUPS == 2 && STAGES % 2 == 0 && MT % kRedRounds == 0),
                 "two groups take alternate stages of an even count");
+  static_assert(!kStoreTma || KGROUPS == 1, "C staged by the one group that covers the tile");
 };
 
 // ---- the instructions (PTX ISA: mbarrier, cp.async.bulk.tensor, setmaxnreg) ----
@@ -141,6 +145,19 @@ __device__ __forceinline__ void tma_load(uint32_t dst, const CUtensorMap* map, i
       : "memory");
 }
 
+// The box of `map` at (c0, c1) from shared memory at src, in this thread's current bulk async-group.
+__device__ __forceinline__ void tma_store(const CUtensorMap* map, int c0, int c1, uint32_t src) {
+  asm volatile("cp.async.bulk.tensor.2d.global.shared::cta.bulk_group [%0, {%1, %2}], [%3];\n" ::"l"(
+                   reinterpret_cast<uint64_t>(map)),
+               "r"(c0), "r"(c1), "r"(src)
+               : "memory");
+}
+__device__ __forceinline__ void tma_store_commit() { asm volatile("cp.async.bulk.commit_group;\n" ::: "memory"); }
+// This thread's bulk groups have read their shared memory (it may be written again).
+__device__ __forceinline__ void tma_store_wait_read() { asm volatile("cp.async.bulk.wait_group.read 0;\n" ::: "memory"); }
+// This thread's bulk groups are complete (their writes done).
+__device__ __forceinline__ void tma_store_wait() { asm volatile("cp.async.bulk.wait_group 0;\n" ::: "memory"); }
+
 template <int N>
 __device__ __forceinline__ void regs_dec() {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
@@ -166,33 +183,158 @@ __device__ __forceinline__ double* partial_slot(double* partials, int o, int cw)
   return partials + (static_cast<size_t>(o) * T::kTileWarps + cw) * (T::MT * T::NT * 4 * 32);
 }
 
+// The warp's stores (each lane's, to global memory) before the flag of (block v, warp cw) rises.
 template <class T>
-__device__ __forceinline__ void write_partial(const double (&acc)[T::MT][T::NT][4], double* partials, unsigned* sync,
-                                              int v, int cw, int lane) {
-  double* slot = partial_slot<T>(partials, v, cw);
-#pragma unroll
-  for (int q = 0; q < T::MT * T::NT * 4; ++q) __stcg(slot + q * 32 + lane, acc[q / (T::NT * 4)][q / 4 % T::NT][q % 4]);
-  __threadfence();  // each lane's stores, before the flag
+__device__ __forceinline__ void raise_flag(unsigned* sync, int v, int cw, int lane) {
+  __threadfence();
   __syncwarp();
   if (lane == 0)
     asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(sync + 1 + v * T::kTileWarps + cw), "r"(1u) : "memory");
 }
 
+// Waits for the flag of (block o, warp cw), then lowers it (consumed: the counters are zero again when the kernel
+// ends). Every lane acquires the flag itself, so each may then read what the raising warp stored, past L1.
 template <class T>
-__device__ __forceinline__ void add_partial(double (&acc)[T::MT][T::NT][4], double* partials, unsigned* sync, int o,
-                                            int cw, int lane) {
+__device__ __forceinline__ void take_flag(unsigned* sync, int o, int cw, int lane) {
   unsigned* flag = sync + 1 + o * T::kTileWarps + cw;
-  for (;;) {  // every lane acquires the flag itself, then reads past L1
+  for (;;) {
     unsigned up;
     asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(up) : "l"(flag) : "memory");
     if (up) break;
     __nanosleep(64);
   }
   __syncwarp();
-  if (lane == 0) *flag = 0;  // consumed: the counters are zero again when the kernel ends
+  if (lane == 0) *flag = 0;
+}
+
+template <class T>
+__device__ __forceinline__ void write_partial(const double (&acc)[T::MT][T::NT][4], double* partials, unsigned* sync,
+                                              int v, int cw, int lane) {
+  double* slot = partial_slot<T>(partials, v, cw);
+#pragma unroll
+  for (int q = 0; q < T::MT * T::NT * 4; ++q) __stcg(slot + q * 32 + lane, acc[q / (T::NT * 4)][q / 4 % T::NT][q % 4]);
+  raise_flag<T>(sync, v, cw, lane);
+}
+
+template <class T>
+__device__ __forceinline__ void add_partial(double (&acc)[T::MT][T::NT][4], double* partials, unsigned* sync, int o,
+                                            int cw, int lane) {
+  take_flag<T>(sync, o, cw, lane);
   const double* slot = partial_slot<T>(partials, o, cw);
 #pragma unroll
   for (int q = 0; q < T::MT * T::NT * 4; ++q) acc[q / (T::NT * 4)][q / 4 % T::NT][q % 4] += __ldcg(slot + q * 32 + lane);
+}
+
+// ---- split-K in clusters (gemm/stream_k.hpp, kClusterSize): the blocks of a cluster hold consecutive shares of one
+// tile; each puts its accumulators in its own shared memory, in the partials' fragment order, and sums one slice
+// (a kClusterSize-th) of the tile over every block of the cluster through distributed shared memory ----
+
+__device__ __forceinline__ uint32_t cluster_rank() {
+  uint32_t r;
+  asm volatile("mov.u32 %0, %%cluster_ctarank;\n" : "=r"(r));
+  return r;
+}
+// The address in block `rank`'s shared memory of what is at `addr` in this block's.
+__device__ __forceinline__ uint32_t cluster_map(uint32_t addr, uint32_t rank) {
+  uint32_t out;
+  asm volatile("mapa.shared::cluster.u32 %0, %1, %2;\n" : "=r"(out) : "r"(addr), "r"(rank));
+  return out;
+}
+__device__ __forceinline__ double cluster_load(uint32_t addr) {
+  double v;
+  asm volatile("ld.shared::cluster.f64 %0, [%1];\n" : "=d"(v) : "r"(addr) : "memory");
+  return v;
+}
+__device__ __forceinline__ void cluster_store(uint32_t addr, uint32_t v) {
+  asm volatile("st.shared::cluster.u32 [%0], %1;\n" ::"r"(addr), "r"(v) : "memory");
+}
+// Every thread of every block of the cluster (all of them alive: the kernel's start).
+__device__ __forceinline__ void cluster_sync_all() {
+  asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
+}
+// One arrive on mbarrier `bar` (this block's address) of every block of the cluster, ordered after what this
+// block's threads wrote or read before (the caller's barrier) at cluster scope.
+__device__ __forceinline__ void cluster_arrive_all(uint32_t bar) {
+  asm volatile("fence.acq_rel.cluster;\n" ::: "memory");
+  for (uint32_t r = 0; r < stream_k::kClusterSize; ++r)
+    asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_map(bar, r)) : "memory");
+}
+__device__ __forceinline__ void cluster_bar_wait(uint32_t bar) {
+  asm volatile(
+      "{\n .reg .pred p;\n"
+      "WAIT_%=:\n"
+      " mbarrier.try_wait.parity.acquire.cluster.shared::cta.b64 p, [%0], 0;\n"
+      " @!p bra WAIT_%=;\n}\n" ::"r"(bar)
+      : "memory");
+}
+
+// The tile warps' named barrier (with two k-groups, the first group's; the second has left).
+template <class T>
+__device__ __forceinline__ void tile_sync() {
+  asm volatile("barrier.sync 2, %0;\n" ::"n"(T::kTileWarps * 32) : "memory");
+}
+
+// C(i, j) of fragment-order element e of tile (tm, tn) (write_partial's layout: ((warp * 64 + q) * 32 + lane)).
+template <class T>
+__device__ __forceinline__ void fragment_place(int e, int tm, int tn, int& i, int& j) {
+  const int lane = e % 32, q = e / 32 % 64, w = e / (64 * 32);
+  const int mt = q / (T::NT * 4), nt = q / 4 % T::NT, r = q % 4;
+  i = tm * T::BM + (w % T::WARPS_M) * 64 + mt * 16 + 8 * (r / 2) + lane / 4;
+  j = tn * T::BN + (w / T::WARPS_M) * 32 + nt * 8 + 2 * (lane % 4) + r % 2;
+}
+
+// The end of a split-K share in a cluster (every block of it has exactly this one unit). `part`: this block's
+// stages, free now; ready and done: its two cluster mbarriers (kClusterSize arrives each). Each block sums its
+// slice over the cluster in rank order; a tile's last cluster (share index above the others') adds the other
+// clusters' slices from global memory in share order and stores C, the others write their slices there and raise
+// their flags. Deterministic: every sum in a fixed order.
+template <class T>
+__device__ __forceinline__ void cluster_combine(const GemmArgs& a, const double (&acc)[T::MT][T::NT][4], double* part,
+                                                uint32_t ready, uint32_t done, double* partials, unsigned* sync, int v,
+                                                const stream_k::Plan::Share& share, int tm, int tn, int tw, int lane) {
+  constexpr int kParts = T::kTileWarps * 32 * T::MT * T::NT * 4, kThreads = T::kTileWarps * 32;
+  constexpr int kSlice = kParts / stream_k::kClusterSize, kPer = kSlice / kThreads;
+  static_assert(kPer * kThreads * stream_k::kClusterSize == kParts, "whole slices");
+  static_assert(kParts * 8 <= T::STAGES * T::kStageBytes + T::kRedBytes + T::kStoreBytes, "a partial fits the stages");
+  tile_sync<T>();  // every warp's last fragment loads are done: the stages can be overwritten
+#pragma unroll
+  for (int q = 0; q < T::MT * T::NT * 4; ++q)
+    part[(tw * 64 + q) * 32 + lane] = acc[q / (T::NT * 4)][q / 4 % T::NT][q % 4];
+  tile_sync<T>();
+  const int i = tw * 32 + lane;
+  if (i == 0) cluster_arrive_all(ready);
+  cluster_bar_wait(ready);
+  const uint32_t rank = cluster_rank();
+  double sum[kPer];
+  const uint32_t mine = smem_addr(part) + 8u * (rank * kSlice + i);
+#pragma unroll
+  for (int k = 0; k < kPer; ++k) sum[k] = cluster_load(cluster_map(mine + 8u * k * kThreads, 0));
+  for (uint32_t r = 1; r < stream_k::kClusterSize; ++r)
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) sum[k] += cluster_load(cluster_map(mine + 8u * k * kThreads, r));
+  tile_sync<T>();  // this block's reads of the others' shared memory are done
+  if (i == 0) cluster_arrive_all(done);
+  // Across the tile's clusters: cluster c (0 .. per_tile - 1) of the tile; slot v holds block v's slice.
+  const int per_tile = share.splits / stream_k::kClusterSize, c = (share.split - 1) / stream_k::kClusterSize;
+  if (c < per_tile - 1) {
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) __stcg(partials + static_cast<size_t>(v) * kSlice + i + k * kThreads, sum[k]);
+    raise_flag<T>(sync, v, tw, lane);
+  } else {
+    for (int o = 0; o < c; ++o) {
+      const int src = v - (c - o) * stream_k::kClusterSize;
+      take_flag<T>(sync, src, tw, lane);
+#pragma unroll
+      for (int k = 0; k < kPer; ++k) sum[k] += __ldcg(partials + static_cast<size_t>(src) * kSlice + i + k * kThreads);
+    }
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) {
+      int ci, cj;
+      fragment_place<T>(static_cast<int>(rank) * kSlice + i + k * kThreads, tm, tn, ci, cj);
+      if (ci < a.M && cj < a.N) store_c(a, ci, cj, sum[k]);
+    }
+  }
+  cluster_bar_wait(done);  // no block leaves while another reads its shared memory
 }
 
 // One stage's MMAs of a consumer warp: BK / 16 steps of 16 deep. a_off[j] is element (k = r_j, m = g) of a box
@@ -307,15 +449,59 @@ __device__ __forceinline__ void store_tile(const GemmArgs& a, const double (&acc
       }
 }
 
+// The same piece through shared memory: the warp writes it into its 16 KB of staging (gemm/dmma_shapes.hpp,
+// tma_c_staged: four boxes of 16 rows x 32 columns), and one lane hands the boxes to the TMA, which clips what lies
+// outside C. The consumers go on to the next tile's k-tiles while the TMA drains the staging to L2; a warp waits
+// for its last stores to have read the staging only when it next writes there. With the register stores of
+// store_tile, a tile's 128 KB of C left each SM while its consumers waited (a persistent block computes
+// one tile at a time), and writing C is most of the time where K is shallow (docs/gemm-notes.md, step 35).
+// i0, j0: the piece's first row and column in C.
+template <class T>
+__device__ __forceinline__ void store_tile_tma(const GemmArgs& a, const double (&acc)[T::MT][T::NT][4],
+                                               const CUtensorMap* map_c, double* staging, int i0, int j0, int lane) {
+  const int g = lane / 4, t = lane % 4;
+  if (lane == 0) tma_store_wait_read();
+  __syncwarp();
+  const bool beta0 = a.beta == 0.0;
+#pragma unroll
+  for (int nt = 0; nt < T::NT; ++nt)
+#pragma unroll
+    for (int c = 0; c < 2; ++c) {
+      const int j = nt * 8 + 2 * t + c;
+      const bool in_n = j0 + j < a.N;
+      const double* col = a.C + static_cast<size_t>(in_n ? j0 + j : 0) * a.ldc + i0;
+#pragma unroll
+      for (int mt = 0; mt < T::MT; ++mt)
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int i = mt * 16 + 8 * h + g;
+          double v = a.alpha * acc[mt][nt][2 * h + c];
+          if (!beta0 && in_n && i0 + i < a.M) v += a.beta * col[i];
+          staging[dmma::tma_c_staged(i, j)] = v;
+        }
+    }
+  asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");  // the writes, before the TMA reads them
+  __syncwarp();
+  if (lane == 0) {
+    if (j0 < a.N) {
+#pragma unroll
+      for (int mt = 0; mt < T::MT; ++mt)
+        if (i0 + mt * 16 < a.M) tma_store(map_c, i0 + mt * 16, j0, smem_addr(staging + mt * 512));
+    }
+    tma_store_commit();
+  }
+}
+
 // ---- the kernel ----
 
 template <class T>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
-    tma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b, GemmArgs a,
-               stream_k::Plan plan, double* partials, unsigned* sync) {
+    tma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
+               const __grid_constant__ CUtensorMap map_c, bool c_by_tma, GemmArgs a, stream_k::Plan plan,
+               double* partials, unsigned* sync) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ unsigned char smem_raw[];
-  __shared__ __align__(8) uint64_t full[T::STAGES], empty[T::STAGES];
+  __shared__ __align__(8) uint64_t full[T::STAGES], empty[T::STAGES], cl_ready, cl_done;
   __shared__ int ticket;
   __shared__ stream_k::Plan::Share share;
   // The 128-byte swizzle repeats every 1024 bytes of shared-memory address: align the stages to that.
@@ -323,6 +509,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   const uint32_t base = (raw + 1023u) & ~1023u;
   const double* smem = reinterpret_cast<const double*>(smem_raw + (base - raw));
   double* red = reinterpret_cast<double*>(smem_raw + (base - raw) + T::STAGES * T::kStageBytes);  // KGROUPS > 1
+  double* staging = red + T::kRedBytes / 8;  // kStoreTma
 
   const int tiles_m = ceil_div(a.M, T::BM), tiles_n = ceil_div(a.N, T::BN);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
@@ -332,16 +519,33 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       bar_init(smem_addr(&full[s]), 1);                      // the producer's arrive; the TMA adds the bytes
       bar_init(smem_addr(&empty[s]), T::kTileWarps);         // one arrive per warp that reads the stage
     }
+    if (plan.cluster > 0) {
+      bar_init(smem_addr(&cl_ready), stream_k::kClusterSize);  // one arrive from each block of the cluster
+      bar_init(smem_addr(&cl_done), stream_k::kClusterSize);
+    }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     // With stream-K, blocks wait for blocks of lower tickets: tickets go in the order blocks start, so those
     // are resident or done whatever the hardware's block order. The last ticket resets the counter.
-    ticket = blockIdx.x;
-    if (sync) {
-      ticket = static_cast<int>(atomicAdd(&sync[0], 1u));
-      if (ticket == static_cast<int>(gridDim.x) - 1) atomicExch(&sync[0], 0u);
+    if (plan.cluster == 0) {  // (in clusters, the first block of each writes every block's ticket below)
+      ticket = blockIdx.x;
+      if (sync) {
+        ticket = static_cast<int>(atomicAdd(&sync[0], 1u));
+        if (ticket == static_cast<int>(gridDim.x) - 1) atomicExch(&sync[0], 0u);
+      }
     }
-    share = plan.share(ticket);  // the schedule's divisions, once
   }
+  if (plan.cluster > 0) {
+    // A cluster's blocks start together: its first block takes a ticket for the cluster and gives block r of it
+    // ticket x kClusterSize + r; the barrier also makes every block's mbarriers initialised before any remote arrive.
+    if (threadIdx.x == 0 && cluster_rank() == 0) {
+      const unsigned q = atomicAdd(&sync[0], 1u);
+      if (q == gridDim.x / stream_k::kClusterSize - 1) atomicExch(&sync[0], 0u);
+      for (uint32_t r = 0; r < stream_k::kClusterSize; ++r)
+        cluster_store(cluster_map(smem_addr(&ticket), r), q * stream_k::kClusterSize + r);
+    }
+    cluster_sync_all();
+  }
+  if (threadIdx.x == 0) share = plan.share(ticket);  // the schedule's divisions, once
   __syncthreads();
   const int v = ticket;
   const long long units = share.units;
@@ -443,6 +647,11 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
           add_groups<T, G>(acc, red, tw * 32 + lane);
           if (G != 0) continue;
         }
+        if (plan.cluster > 0) {
+          cluster_combine<T>(a, acc, const_cast<double*>(smem), smem_addr(&cl_ready), smem_addr(&cl_done), partials,
+                             sync, v, share, tm, tn, tw, lane);
+          continue;
+        }
         // Lower tickets hold the tile's first k-tiles: add their partials (split-K: this share's sources in the
         // Fenwick tree), then hand the sum on where this block's share ends inside the tile.
         if (w.piece != stream_k::Piece::Whole)
@@ -451,9 +660,19 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
           write_partial<T>(acc, partials, sync, v, tw, lane);
           continue;
         }
+        if constexpr (T::kStoreTma) {
+          if (c_by_tma) {
+            store_tile_tma<T>(a, acc, &map_c, staging + tw * (64 * 32), tm * T::BM + wm * 64, tn * T::BN + wn * 32,
+                              lane);
+            continue;
+          }
+        }
         store_tile<T>(a, acc, tm * T::BM + wm * 64 + g, tn * T::BN + wn * 32 + 2 * t,
                       (tm + 1) * T::BM <= a.M && (tn + 1) * T::BN <= a.N);
       }
+      // The shared memory the TMA stores read must outlive them, and their writes must be done when the kernel is.
+      if constexpr (T::kStoreTma)
+        if (lane == 0) tma_store_wait();
     };
     if constexpr (T::KGROUPS == 1)
       consumers(std::integral_constant<int, 0>{});
@@ -470,7 +689,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 // The kernel of row I of dmma::kTmaTiles, for op(A) = A^T where TA and op(B) = B^T where TB.
 template <int I, bool TA = false, bool TB = false>
 using TileOf = Tile<dmma::kTmaTiles[I].bm, dmma::kTmaTiles[I].bn, dmma::kTmaTiles[I].bk, dmma::kTmaTiles[I].stages,
-                    dmma::kTmaTiles[I].min_blocks, dmma::kTmaTiles[I].kgroups, TA, TB>;
+                    dmma::kTmaTiles[I].min_blocks, dmma::kTmaTiles[I].kgroups, dmma::kTmaTiles[I].store_tma, TA, TB>;
 
 }  // namespace tma
 
@@ -514,10 +733,27 @@ CUtensorMap tensor_map(const double* p, int rows, int cols, int ld, int box_cols
   return m;
 }
 
+// A launch of `grid` blocks of tile T's kernel on `stream`, in clusters of stream_k::kClusterSize blocks where
+// `cluster` (the attribute's storage) is set.
+template <class T>
+void cluster_launch(cudaLaunchConfig_t& cfg, cudaLaunchAttribute& attr, int grid, cudaStream_t stream, bool in_clusters = true) {
+  cfg.gridDim = dim3(static_cast<unsigned>(grid));
+  cfg.blockDim = dim3(T::kThreads);
+  cfg.dynamicSmemBytes = T::kSmemBytes;
+  cfg.stream = stream;
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = stream_k::kClusterSize;
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = in_clusters ? 1 : 0;
+}
+
 // Per device and tile: whether the kernel's code loads there, and its resident blocks per SM.
 struct Readiness {
   bool loads = false;
   int sm_count = 0, blocks_per_sm = 0;
+  int clusters = 0;  // clusters of stream_k::kClusterSize blocks resident at once (split-K in clusters)
 };
 using TileReadiness = std::array<Readiness, dmma::kTmaTileCount>;
 
@@ -551,6 +787,10 @@ TileReadiness read_readiness(int device) {
         CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r.blocks_per_sm, tma::tma_kernel<T>, T::kThreads,
                                                                  T::kSmemBytes));
         r.loads = r.blocks_per_sm > 0;
+        cudaLaunchConfig_t cfg{};
+        cudaLaunchAttribute cluster{};
+        cluster_launch<T>(cfg, cluster, stream_k::kClusterSize * r.sm_count, nullptr);
+        if (cudaOccupancyMaxActiveClusters(&r.clusters, tma::tma_kernel<T>, &cfg) != cudaSuccess) r.clusters = 0;
       }
       (void)cudaGetLastError();  // a failed query above leaves its error behind
     }, "dmma_tma tiles");
@@ -569,13 +809,17 @@ stream_k::Plan plan_for(const GemmArgs& a, const Readiness& r, bool shared) {
   const long long tiles = static_cast<long long>(ceil_div(a.M, T::BM)) * ceil_div(a.N, T::BN);
   // A partial costs the same time whatever the tile (its bytes and a k-tile's work both scale with BM x BN);
   // in this tile's k-tiles it is kPartialCost x 32 / BK.
-  return stream_k::plan(tiles, ceil_div(a.K, T::BK), r.sm_count * r.blocks_per_sm, stream_k::kPartialCost * 32 / T::BK,
-                        shared);
+  const int slots = r.sm_count * r.blocks_per_sm;
+  const double cost = stream_k::kPartialCost * 32 / T::BK;
+  // Split-K in clusters needs the whole grid resident in clusters at once.
+  return stream_k::plan(tiles, ceil_div(a.K, T::BK), slots, cost, shared, r.clusters * stream_k::kClusterSize);
 }
 
 std::string describe(const stream_k::Plan& p) {
   if (p.sk_blocks == 0) return std::to_string(p.tiles) + " whole tiles on " + std::to_string(p.grid) + " blocks";
-  if (p.splits() > 0) return std::to_string(p.tiles) + " tiles, K split " + std::to_string(p.splits()) + " ways";
+  if (p.splits() > 0)
+    return std::to_string(p.tiles) + " tiles, K split " + std::to_string(p.splits()) + " ways" +
+           (p.cluster > 0 ? " in clusters of " + std::to_string(p.cluster) : "");
   return "stream-K: " + std::to_string(p.dp_tiles) + " whole tiles, " + std::to_string(p.tiles - p.dp_tiles) +
          " shared by " + std::to_string(p.sk_blocks) + " blocks";
 }
@@ -585,6 +829,11 @@ void launch(const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared
   // The operands as stored: A is M x K (K x M for A^T), B is K x N (N x K for B^T); boxes as the header says.
   const CUtensorMap map_a = T::TA ? tensor_map(a.A, a.K, a.M, a.lda, T::BM) : tensor_map(a.A, a.M, a.K, a.lda, T::BK);
   const CUtensorMap map_b = T::TB ? tensor_map(a.B, a.N, a.K, a.ldb, T::BK) : tensor_map(a.B, a.K, a.N, a.ldb, T::BN);
+  // C through TMA stores where the tile has them and the TMA can describe C (as A and B: 16-byte strides and base);
+  // elsewhere the register stores (the map is then not read).
+  const bool c_by_tma = T::kStoreTma && pipeline::wide_operand(a.C, a.ldc);
+  const CUtensorMap map_c = c_by_tma ? tensor_map(a.C, a.M, a.N, a.ldc, 32) : CUtensorMap{};
+  if (T::kStoreTma) ctx.notes()["dmma_tma_c"] = c_by_tma ? "TMA stores" : "register stores (ldc odd or C not 16-byte aligned)";
   const stream_k::Plan plan = plan_for<T>(a, r, shared);
   double* partials = nullptr;
   unsigned* sync = nullptr;
@@ -593,7 +842,13 @@ void launch(const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared
     sync = ctx.zeroed_counters(1 + static_cast<size_t>(plan.sk_blocks) * T::kTileWarps);
   }
   ctx.notes()["dmma_tma_schedule"] = describe(plan);
-  tma::tma_kernel<T><<<plan.grid, T::kThreads, T::kSmemBytes, ctx.stream()>>>(map_a, map_b, a, plan, partials, sync);
+  if (plan.splits() > 0)  // split-K in clusters needs the grid resident in clusters at once (plan_for)
+    ctx.notes()["dmma_tma_clusters"] = std::to_string(r.clusters) + " clusters of " +
+                                       std::to_string(stream_k::kClusterSize) + " resident";
+  cudaLaunchConfig_t cfg{};
+  cudaLaunchAttribute cluster{};
+  cluster_launch<T>(cfg, cluster, plan.grid, ctx.stream(), plan.cluster > 0);
+  CUDA_CHECK(cudaLaunchKernelEx(&cfg, tma::tma_kernel<T>, map_a, map_b, map_c, c_by_tma, a, plan, partials, sync));
   CUDA_CHECK_LAUNCH();
 }
 
@@ -692,7 +947,9 @@ void run_or_fall_back(int tile, const GemmArgs& a, ExecContext& ctx, const char*
 int rule_pick(const GemmArgs& a, const TileReadiness& r, std::string* why) {
   bool loads[dmma::kTmaTileCount];
   for (int i = 0; i < dmma::kTmaTileCount; ++i) loads[i] = r[static_cast<std::size_t>(i)].loads;
-  return dmma::tma_pick(a.M, a.N, a.K, dmma::current_target(), loads, copied_elements(a), why);
+  dmma::Target t = dmma::current_target();
+  t.tma_cluster_slots = r[0].clusters * stream_k::kClusterSize;  // the tiles the rule picks run one block per SM
+  return dmma::tma_pick(a.M, a.N, a.K, t, loads, copied_elements(a), why);
 }
 
 // The rule's choice: the skinny kernel for C of a few rows or columns; otherwise a TMA tile where it scores above
@@ -722,8 +979,8 @@ bool dmma::tma_rule_runs_tma(const GemmArgs& a) { return rule_pick(a, readiness(
 
 KS_GEMM_VARIANT({.info = {.name = "dmma_tma",
                           .summary = "FP64 tensor cores fed by the TMA: producer warp, mbarrier stages, setmaxnreg, "
-                                     "persistent grid, stream-K last wave, split-K summed in a Fenwick tree for small "
-                                     "C; 128x128, or 128x64 or 64x128 with two k-groups, or dmma, or the skinny FP64-FMA kernel for C of at "
+                                     "persistent grid, stream-K last wave, split-K for small C summed in a Fenwick tree "
+                                     "or in clusters through distributed shared memory; 128x128, or 128x64 or 64x128 with two k-groups, or dmma, or the skinny FP64-FMA kernel for C of at "
                                      "most 8 rows or columns, where the rule says; operands with an odd leading "
                                      "dimension copied first where that pays",
                           .min_cc = kTmaCc,

@@ -87,7 +87,8 @@ Config choose(int M, int N, int K, const Target& t, bool wide_loads) {
 namespace {
 stream_k::Plan tma_plan(int M, int N, int K, const Target& t, int tile) {
   const TmaTile& s = kTmaTiles[tile];
-  return stream_k::plan(tiles(M, N, s.bm, s.bn), std::max(1, (K + s.bk - 1) / s.bk), t.sm_count);
+  return stream_k::plan(tiles(M, N, s.bm, s.bn), std::max(1, (K + s.bk - 1) / s.bk), t.sm_count, stream_k::kPartialCost,
+                        true, t.tma_cluster_slots);
 }
 
 // The share of split-K's predicted time that the Fenwick tree's combine takes (0 without split-K).

@@ -85,6 +85,9 @@ struct Target {
   int code_arch = 0;  // the architecture the loaded kernel code was compiled for (e.g. 90, 86, 80)
   // Resident blocks per SM of each shape (0: does not fit on this GPU), from the CUDA occupancy calculator.
   std::array<int, kShapeCount> blocks_per_sm{};
+  // Blocks of the TMA kernels resident at once in clusters of stream_k::kClusterSize (split-K in clusters; 0: none,
+  // the Fenwick tree only). Filled by dmma_tma's rule from the occupancy calculator (an H100: 30 clusters of 4).
+  int tma_cluster_slots = 0;
 };
 
 // The tile configuration for an M x N x K product (the "dmma" variant's rule). Each shape with a speed is
@@ -147,6 +150,7 @@ struct TmaTile {
   int stages;
   int min_blocks;       // resident blocks per SM the kernel is compiled for (1: one per SM)
   int kgroups;          // consumer warp groups taking alternate stages of one tile
+  bool store_tma;       // C through shared memory and TMA stores (kgroups 1 only; tma_c_staged)
   double speed;         // the rule's view; 0: the rule does not pick it
   double shallow_speed; // the same where K is at most kTmaShallowDepth
   const char* name;     // as in the notes dmma_tma_path
@@ -154,15 +158,17 @@ struct TmaTile {
   const char* summary;  // the tuning variant's
 };
 inline constexpr TmaTile kTmaTiles[] = {
-    {128, 128, 32, 3, 1, 1, 1.05, 1.05, "128x128x32", "128x128_k32",
+    {128, 128, 32, 3, 1, 1, false, 1.05, 1.05, "128x128x32", "128x128_k32",
      "dmma_tma, 128x128x32 tiles, 3 stages, stream-K last wave"},
-    {128, 64, 32, 4, 1, 2, 1.00, 1.00, "128x64x32, 2 k-groups", "128x64_k32_2g",
+    {128, 64, 32, 4, 1, 2, false, 1.00, 1.00, "128x64x32, 2 k-groups", "128x64_k32_2g",
      "dmma_tma, 128x64x32 tiles, 4 stages, two consumer warpgroups taking alternate k-tiles, one block per SM"},
-    {128, 128, 16, 6, 1, 1, 0, 1.10, "128x128x16", "128x128",
+    {128, 128, 16, 6, 1, 1, false, 0, 1.10, "128x128x16", "128x128",
      "dmma_tma, 128x128x16 tiles, 6 stages (the rule's where K is shallow)"},
-    {128, 64, 16, 4, 2, 1, 0, 0, "128x64x16", "128x64", "dmma_tma, 128x64x16 tiles, 4 stages, two blocks per SM"},
-    {64, 128, 32, 4, 1, 2, 1.00, 1.00, "64x128x32, 2 k-groups", "64x128_k32_2g",
+    {128, 64, 16, 4, 2, 1, false, 0, 0, "128x64x16", "128x64", "dmma_tma, 128x64x16 tiles, 4 stages, two blocks per SM"},
+    {64, 128, 32, 4, 1, 2, false, 1.00, 1.00, "64x128x32, 2 k-groups", "64x128_k32_2g",
      "dmma_tma, 64x128x32 tiles, 4 stages, two consumer warpgroups taking alternate k-tiles, one block per SM"},
+    {128, 128, 16, 3, 1, 1, true, 0, 0, "128x128x16, TMA store", "128x128_tmastore",
+     "dmma_tma, 128x128x16 tiles, 3 stages, C staged in shared memory and written by TMA stores"},
 };
 inline constexpr int kTmaShallowDepth = 256;
 inline constexpr int kTmaTileCount = static_cast<int>(std::size(kTmaTiles));
@@ -186,6 +192,10 @@ inline constexpr TmaExtra kTmaExtras[] = {
 // doubles of element (column c of 16, row r) of a box of 128-byte rows under the TMA's 128-byte swizzle.
 constexpr int tma_kperm(int t, int j) { return 8 * (t / 2) + t % 2 + 2 * ((j + t) % 4); }
 constexpr int tma_swizzled(int r, int c) { return r * 16 + 2 * ((c / 2) ^ (r % 8)) + c % 2; }
+// A tile with store_tma stages each consumer warp's 64 x 32 piece of C in four boxes of 16 rows x 32 columns, each
+// column of a box one 128-byte row under the same swizzle: the index in doubles of the piece's element (row i of 64,
+// column j of 32). Fragment stores (lane 4g + t writes rows g, g + 8 of columns 2t, 2t + 1) are conflict-free.
+constexpr int tma_c_staged(int i, int j) { return (i / 16) * 512 + tma_swizzled(j, i % 16); }
 
 // Operands the TMA cannot describe as stored (an odd leading dimension: the TMA's strides are multiples of 16
 // bytes; or a base not 16-byte aligned) are copied first, each into device scratch with its leading dimension

@@ -55,6 +55,12 @@ struct Unit {
 inline constexpr int kMinShare = 4;
 // Most shares of one tile's K where C has fewer tiles than blocks (combined in a Fenwick tree: header).
 inline constexpr int kMaxSplits = 64;
+// Split-K in clusters: where a tile's K is split a multiple of kClusterSize ways and the device can launch
+// clusters of that many blocks, each cluster's blocks (consecutive shares of one tile) sum their partials through
+// distributed shared memory, each block a kClusterSize-th of the tile, and where a tile has several clusters, the
+// last one's blocks add the others' slices from global memory (no tree: one read of a kClusterSize-th of a partial
+// per cluster). Measured and modelled in docs/gemm-notes.md, step 35.
+inline constexpr int kClusterSize = 4;
 
 // Fenwick-tree helpers for split-K: the lowest set bit of i (i >= 1).
 KS_SK_HD inline int lowbit(int i) { return i & -i; }
@@ -65,6 +71,7 @@ struct Plan {
   int k_tiles = 0;         // k-tiles per tile
   int grid = 0;            // blocks launched
   int sk_blocks = 0;       // blocks [0, sk_blocks) share the k-tiles of tiles [dp_tiles, tiles); 0: none
+  int cluster = 0;         // split-K in clusters of this many blocks (kClusterSize); 0: the Fenwick tree
 
   KS_SK_HD long long sk_iters() const { return (tiles - dp_tiles) * k_tiles; }
   // The deepest block's share of the stream-K k-tiles (shares differ by at most one).
@@ -148,6 +155,13 @@ inline double split_combine_k_tiles(double share, int splits, double partial_cos
   return share + partial_cost * reads;
 }
 
+// The same for split-K in clusters: the exchange inside each cluster, and where a tile has more than one cluster,
+// the last cluster's read of the others' slices, each priced at kClusterStepShare of a partial's read.
+inline constexpr double kClusterStepShare = 0.5;
+inline double cluster_combine_k_tiles(double share, int splits, double partial_cost) {
+  return share + partial_cost * kClusterStepShare * (splits > kClusterSize ? 2 : 1);
+}
+
 // What sharing a tile costs, in k-tiles 32 deep: the partial's 128 KiB written by one block and read by the
 // owner, beside the shared work. Measured on an H100 (docs/gemm-notes.md): 128 x 128 x 32 tiles lost
 // about 10 us, 4 to 5 k-tiles, to stream-K over whole tiles at 2048^3 and 3000^3 beyond what the shares saved.
@@ -162,16 +176,32 @@ inline double predicted_k_tiles(const Plan& p, double partial_cost) {
   double t = static_cast<double>(rounds) * p.k_tiles;
   if (p.sk_blocks > 0) {
     const long long share = p.longest_share();
-    t += p.splits() > 0 ? split_combine_k_tiles(static_cast<double>(share), p.splits(), partial_cost)
-                        : static_cast<double>(share) + partial_cost;
+    if (p.cluster > 0)
+      t += cluster_combine_k_tiles(static_cast<double>(share), p.splits(), partial_cost);
+    else
+      t += p.splits() > 0 ? split_combine_k_tiles(static_cast<double>(share), p.splits(), partial_cost)
+                          : static_cast<double>(share) + partial_cost;
   }
   return t;
 }
 
+// Whether split-K in clusters of `splits` ways keeps the grid within a sixteenth of the most blocks the tree's
+// split-K could run (min(slots, tiles x kMaxSplits)). The clusters' combine is cheaper than the tree's, but the
+// clusters that fit (an H100: 30 of 4, 120 blocks) can shrink the grid, and the model prices neither well enough to
+// weigh the two: measured on an H100 (docs/gemm-notes.md, step 35), 2 tiles split 60 ways in clusters (120 blocks)
+// beat 64 ways in the tree (128 blocks) by 1-7 points of cuBLAS, while 4 tiles split 28 ways (112 blocks) and 8 split
+// 12 ways (96) lost 1-8 points to the tree's 32 and 16 ways.
+inline bool cluster_fills(long long tiles, long long splits, int slots) {
+  const long long most = tiles * kMaxSplits < slots ? tiles * kMaxSplits : slots;
+  return tiles * splits * 16 >= most * 15;
+}
+
 // The schedule for `tiles` tiles of `k_tiles` each on `slots` resident blocks: stream-K where its predicted
 // time (partials at `partial_cost` k-tiles each) beats whole tiles; `enabled` false: whole tiles only
-// (grid = min(tiles, slots)).
-inline Plan plan(long long tiles, int k_tiles, int slots, double partial_cost = kPartialCost, bool enabled = true) {
+// (grid = min(tiles, slots)). Split-K a multiple of kClusterSize ways on at most `cluster_slots` blocks may
+// combine in clusters instead of the Fenwick tree, where that is predicted faster.
+inline Plan plan(long long tiles, int k_tiles, int slots, double partial_cost = kPartialCost, bool enabled = true,
+                 int cluster_slots = 0) {
   Plan whole;
   whole.tiles = tiles;
   whole.k_tiles = k_tiles;
@@ -201,6 +231,10 @@ inline Plan plan(long long tiles, int k_tiles, int slots, double partial_cost = 
     p.sk_blocks = static_cast<int>(tiles * splits);
     p.grid = p.sk_blocks;
     consider(p);
+    if (splits % kClusterSize == 0 && tiles * splits <= cluster_slots && cluster_fills(tiles, splits, slots)) {
+      p.cluster = kClusterSize;
+      consider(p);
+    }
   }
   return best;
 }

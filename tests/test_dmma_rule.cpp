@@ -127,6 +127,24 @@ TEST(DmmaRule, ScoreIsWaveFillTimesSpeed) {
   EXPECT_EQ(dmma::score(4096, 4096, dmma::shape_index(128, 128, 16), t, true), 0.0);
 }
 
+// The wavefronts of a warp's 64-bit shared-memory access where lane 4g + t touches the double offset(g, t): one
+// half-warp per wavefront, each as many as the most doubles that share an 8-byte bank.
+template <class F>
+int wavefronts(F offset) {
+  int total = 0;
+  for (int half = 0; half < 2; ++half) {
+    std::map<int, std::set<int>> banks;
+    for (int lane = 16 * half; lane < 16 * half + 16; ++lane) {
+      const int off = offset(lane / 4, lane % 4);
+      banks[off % 16].insert(off);
+    }
+    int worst = 0;
+    for (const auto& [bank, words] : banks) worst = std::max(worst, static_cast<int>(words.size()));
+    total += worst;
+  }
+  return total;
+}
+
 // The TMA kernel's fragment loads (gemm/08_dmma_tma.cu): shared memory serves a 64-bit warp load one
 // half-warp per wavefront, so a load takes 2 wavefronts when each half-warp's 16 doubles sit in 16 distinct
 // 8-byte banks, and more otherwise. Every A load (8 per 16-deep step: rows g and g + 8, k groups j) and every
@@ -137,20 +155,6 @@ TEST(DmmaTmaLayout, EveryFragmentLoadIsConflictFree) {
     for (int j = 0; j < 4; ++j) rows.push_back(dmma::tma_kperm(t, j));
   std::sort(rows.begin(), rows.end());
   for (int r = 0; r < 16; ++r) EXPECT_EQ(rows[r], r);
-  auto wavefronts = [](auto offset) {  // offset(g, t): the double a lane reads
-    int total = 0;
-    for (int half = 0; half < 2; ++half) {
-      std::map<int, std::set<int>> banks;
-      for (int lane = 16 * half; lane < 16 * half + 16; ++lane) {
-        const int off = offset(lane / 4, lane % 4);
-        banks[off % 16].insert(off);
-      }
-      int worst = 0;
-      for (const auto& [bank, words] : banks) worst = std::max(worst, static_cast<int>(words.size()));
-      total += worst;
-    }
-    return total;
-  };
   for (int i = 0; i < 8; ++i)  // A: lane (g, t) reads A(g + 8 (i % 2), t + 4 (i / 2))
     EXPECT_EQ(wavefronts([&](int g, int t) { return dmma::tma_swizzled(dmma::tma_kperm(t, i / 2), g + 8 * (i % 2)); }), 2)
         << "A load " << i;
@@ -161,6 +165,35 @@ TEST(DmmaTmaLayout, EveryFragmentLoadIsConflictFree) {
   // The kernel's shortcut for row g + 8 of A.
   for (int r = 0; r < 16; ++r)
     for (int g = 0; g < 8; ++g) EXPECT_EQ(dmma::tma_swizzled(r, g + 8), dmma::tma_swizzled(r, g) ^ 8);
+}
+
+// The staging of C for the TMA stores (store_tma tiles): lane (g, t)'s store of accumulator [mt][nt][r] writes row
+// 16 mt + g + 8 (r / 2), column 8 nt + 2 t + r % 2 of its warp's 64 x 32 piece; each of those 64 stores must take
+// 2 wavefronts (the same model as the loads above), and the staging must hold the piece once, in four boxes of
+// 16 rows whose columns are 128-byte rows swizzled as the TMA's SWIZZLE_128B reads them.
+TEST(DmmaTmaLayout, EveryStagingStoreOfCIsConflictFreeAndTheBoxesAreTheTmas) {
+  std::set<int> seen;
+  for (int i = 0; i < 64; ++i)
+    for (int j = 0; j < 32; ++j) {
+      const int at = dmma::tma_c_staged(i, j);
+      EXPECT_TRUE(seen.insert(at).second) << i << ", " << j;
+      EXPECT_EQ(at / 512, i / 16);                 // box i / 16, 4 KB
+      EXPECT_EQ(at % 512 / 16, j);                 // column j is the box's 128-byte row j
+      EXPECT_EQ(at % 16 / 2, (i % 16 / 2) ^ (j % 8));  // 16-byte chunk (i % 16) / 2, XOR the row's index mod 8
+      EXPECT_EQ(at % 2, i % 2);
+    }
+  EXPECT_EQ(seen.size(), 64u * 32u);
+  EXPECT_EQ(*seen.rbegin(), 64 * 32 - 1);
+  for (int mt = 0; mt < 4; ++mt)
+    for (int nt = 0; nt < 4; ++nt)
+      for (int r = 0; r < 4; ++r)
+        EXPECT_EQ(wavefronts([&](int g, int t) {
+                    return dmma::tma_c_staged(16 * mt + g + 8 * (r / 2), 8 * nt + 2 * t + r % 2);
+                  }),
+                  2)
+            << "store " << mt << ", " << nt << ", " << r;
+  // Columns of 64 doubles unswizzled (64 rows contiguous) would conflict: the model can fail.
+  EXPECT_GT(wavefronts([](int g, int t) { return 64 * 2 * t + g; }), 2);
 }
 
 TEST(DmmaTmaRule, TmaWhereItScoresAboveDmmaAndCanRun) {

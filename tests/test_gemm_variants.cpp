@@ -316,6 +316,48 @@ TEST(DmmaTmaSkinny, ThinCRunsTheSkinnyKernel) {
     }
 }
 
+// The TMA kernels with C through shared memory and TMA stores (store_tma tiles): several tiles per block (the
+// staging is written again only after the last stores have read it), edge tiles in both directions (the TMA clips
+// them; the rows of ldc past M must keep their poison), a split K (the owner stores), all four op combinations, beta
+// 0 over a poisoned C and beta != 0, twice per product on one context; with ldc odd, or C 8 bytes past a 16-byte
+// boundary, the register stores run instead and the note dmma_tma_c says so.
+TEST(DmmaTmaStores, CThroughSharedMemoryAndTmaStores) {
+  KS_REQUIRE_GPU();
+  if (test::current_cc() != 90) GTEST_SKIP() << "the TMA kernel runs on compute capability 9.0";
+  for (int tile = 0; tile < dmma::kTmaTileCount; ++tile) {
+    if (!dmma::kTmaTiles[tile].store_tma) continue;
+    const std::string name = dmma::tma_variant_name(tile);
+    KS_VARIANT_OR_SKIP(v, name);
+    const std::tuple<GemmShape, double, const char*> cases[] = {
+        {{2000, 2100, 40, 2000, 2112, 2002}, 0.0, "TMA stores"},    // 16 x 17 tiles, ldc two past M
+        {{2000, 2100, 40, 2000, 2112, 2000}, -0.5, "TMA stores"},
+        {{1030, 2310, 70, 1030, 71, 1031}, 0.0, "register stores"},  // ldc odd (ldb odd: B copied)
+        {{200, 300, 5000}, 0.75, "TMA stores"},                       // 6 tiles, K split
+    };
+    for (const auto& [base, beta, stores] : cases)
+      for (int o = 0; o < 4; ++o) {
+        const GemmShape shape = base.with_ops(ops_of(o).a, ops_of(o).b);
+        expect_repeated_runs(*v, make_problem(shape, 1.25, beta, choose_seed()), 2, "dmma_tma_c", stores);
+      }
+    // C one double past a 16-byte boundary (ldc even): the register stores.
+    const GemmProblem p = make_problem(GemmShape{1000, 1000, 64}, -0.75, 0.0, choose_seed());
+    Stream stream;
+    ExecContext ctx(stream.get());
+    DeviceBuffer<double> a(p.A.size()), b(p.B.size()), c(p.c_count() + 1);
+    CUDA_CHECK(cudaMemcpy(a.data(), p.A.data(), sizeof(double) * p.A.size(), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(b.data(), p.B.data(), sizeof(double) * p.B.size(), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemset(c.data(), 0xff, sizeof(double) * (p.c_count() + 1)));  // NaN: beta 0 must not read it
+    run(*v, p.args(a.data(), b.data(), c.data() + 1), ctx);
+    Eigen::MatrixXd result(p.shape.ldc, p.shape.N);
+    CUDA_CHECK(cudaMemcpyAsync(result.data(), c.data() + 1, sizeof(double) * p.c_count(), cudaMemcpyDeviceToHost,
+                               stream.get()));
+    CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    const GemmCheck check = validate(p, result);
+    EXPECT_TRUE(check.ok) << check.report;
+    EXPECT_EQ(ctx.notes()["dmma_tma_c"].rfind("register stores", 0), 0u) << ctx.notes()["dmma_tma_c"];
+  }
+}
+
 // Whether dmma_tma's rule copies on this GPU (its SM count sets the scores): the cases below are chosen so that
 // it does on the 132-SM H100 and H200.
 bool rule_copies(const GemmShape& s, long long copied, std::string* why) {

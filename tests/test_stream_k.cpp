@@ -132,12 +132,53 @@ TEST(StreamK, SharesTheLastWaveWherePredictedFaster) {
   p = sk::plan(8, 2048, 132);
   EXPECT_EQ(p.splits(), 16);
   EXPECT_DOUBLE_EQ(sk::predicted_k_tiles(p, c), 128 + 4 * c);
+
+  // Split-K in clusters (cluster_slots: 30 clusters of 4 resident, an H100's): 128 x 128 x 65536 in 128 x 64 tiles,
+  // 2 tiles of 2048 k-tiles: 60 ways in clusters (120 blocks: 35 + 2 steps of half a partial) against the tree's 64
+  // ways (32 + 6 reads); with no cluster slots the tree. 256 x 256 x 16384 in 128 x 128 tiles (4 of 512 k-tiles):
+  // 28 ways in clusters would shrink the grid to 112 of 132 blocks (cluster_fills): the tree's 32 ways.
+  p = sk::plan(2, 2048, 132, c, true, 120);
+  EXPECT_EQ(p.splits(), 60);
+  EXPECT_EQ(p.cluster, sk::kClusterSize);
+  EXPECT_DOUBLE_EQ(sk::predicted_k_tiles(p, c), 35 + 2 * sk::kClusterStepShare * c);
+  EXPECT_EQ(sk::plan(2, 2048, 132, c, true, 0).cluster, 0);
+  EXPECT_EQ(sk::plan(2, 2048, 132, c, true, 0).splits(), 64);
+  p = sk::plan(4, 512, 132, c, true, 120);
+  EXPECT_EQ(p.cluster, 0);
+  EXPECT_EQ(p.splits(), 32);
+  EXPECT_FALSE(sk::cluster_fills(4, 28, 132));
+  EXPECT_TRUE(sk::cluster_fills(2, 60, 132));
 }
 
+// Every split-K plan in clusters: S a multiple of kClusterSize, the grid resident in clusters, and each cluster's
+// blocks (consecutive tickets) shares of one tile, its last cluster the tile's last shares.
+TEST(StreamK, ClusterPlansKeepEachClusterInOneTile) {
+  namespace sk = stream_k;
+  int clustered = 0;
+  for (long long tiles : {1, 2, 3, 6, 8, 16, 30})
+    for (int k_tiles : {16, 100, 512, 4000})
+      for (int cluster_slots : {0, 64, 120, 132}) {
+        const sk::Plan p = sk::plan(tiles, k_tiles, 132, sk::kPartialCost, true, cluster_slots);
+        if (p.cluster == 0) continue;
+        ++clustered;
+        const int S = p.splits();
+        ASSERT_GT(S, 0);
+        EXPECT_EQ(S % sk::kClusterSize, 0);
+        EXPECT_LE(p.grid, cluster_slots);
+        EXPECT_EQ(p.grid % sk::kClusterSize, 0);
+        for (int v = 0; v < p.grid; ++v) {
+          const sk::Plan::Share sh = p.share(v);
+          EXPECT_EQ(sh.units, 1);
+          EXPECT_EQ(sh.split, v % S + 1);
+          EXPECT_EQ(v / S, (v / sk::kClusterSize * sk::kClusterSize) / S) << "cluster of block " << v << " spans tiles";
+        }
+      }
+  EXPECT_GE(clustered, 6);
+}
 
 // The TMA kernels' stream-K schedules on the GPU (test_gemm_variants' shapes reach the split ones only): the last
-// wave and the remainder shared, K split from 2 to 63 ways (the Fenwick tree's combine with and without prefix
-// roots), and whole tiles; odd edges, padded leading dimensions, beta != 0 and beta == 0 (NaN in C's
+// wave and the remainder shared, K split from 2 to 64 ways (the Fenwick tree's combine with and without prefix
+// roots, and in clusters of 4: 15 and 16 to a tile), and whole tiles; odd edges, padded leading dimensions, beta != 0 and beta == 0 (NaN in C's
 // destination). The 128 x 128 kernel, the 128 x 64 one with two k-groups and its transpose 64 x 128, whose
 // partials are the first group's sum after the groups' exchange. Each product runs three times on one context
 // from a poisoned C: the flags and the ticket counter must be zero again after every launch, or a later owner
@@ -156,7 +197,17 @@ void expect_schedules_pass(const char* variant, std::initializer_list<StreamKCas
   const bool sms_132 = dmma::current_target().sm_count == 132;  // the schedules are an H100's or H200's
   for (const StreamKCase& c : cases) {
     const GemmProblem p = make_problem(c.shape, 1.25, c.beta, choose_seed());
-    expect_repeated_runs(*v, p, 3, sms_132 ? "dmma_tma_schedule" : nullptr, c.schedule);
+    expect_repeated_runs(*v, p, 3);
+    // The schedule, where the GPU is the one the cases were written for: 132 SMs, and for split-K, 30 clusters of
+    // stream_k::kClusterSize resident (an H100's GPCs; split-K in clusters needs its grid resident in clusters).
+    Stream stream;
+    ExecContext ctx(stream.get());
+    Runner runner(*v, Mode::Device, p, ctx);
+    runner.run();
+    const auto clusters = ctx.notes().find("dmma_tma_clusters");
+    if (sms_132 && (clusters == ctx.notes().end() || clusters->second == "30 clusters of 4 resident"))
+      EXPECT_EQ(ctx.notes()["dmma_tma_schedule"].rfind(c.schedule, 0), 0u)
+          << variant << " " << p.shape.str() << ": " << ctx.notes()["dmma_tma_schedule"];
   }
 }
 
@@ -166,7 +217,8 @@ TEST(DmmaTmaStreamK, EverySchedulePassesRepeatedly) {
                          {{640, 1000, 2000}, 0.0, "40 tiles, K split 3 ways"},
                          {{2048, 64, 4000}, -1.0, "16 tiles, K split 8 ways"},
                          {{300, 200, 9000, 302, 9002, 301}, 0.5, "6 tiles, K split 22 ways"},
-                         {{100, 1, 30000}, 0.0, "1 tiles, K split 63 ways"},
+                         {{100, 1, 30000}, 0.0, "1 tiles, K split 64 ways in clusters of 4"},
+                         {{200, 100, 30000, 201, 30001, 202}, 0.5, "2 tiles, K split 60 ways in clusters of 4"},
                          {{1400, 1536, 200, 1402}, 0.0, "132 whole tiles"}});
 }
 
@@ -174,6 +226,7 @@ TEST(DmmaTmaStreamK, TwoKGroupsEverySchedulePassesRepeatedly) {
   expect_schedules_pass("dmma_tma_128x64_k32_2g",
                         {{{2900, 3000, 300, 2902, 302, 2901}, 0.5, "stream-K: 924 whole tiles, 157 shared by 132 blocks"},
                          {{640, 512, 2000}, 0.0, "40 tiles, K split 3 ways"},
+                         {{130, 60, 30000, 131, 30002, 133}, -1.0, "2 tiles, K split 60 ways in clusters of 4"},
                          {{2048, 64, 4000}, -1.0, "16 tiles, K split 8 ways"},
                          {{200, 130, 20000, 202, 20002, 203}, -1.0, "6 tiles, K split 22 ways"},
                          {{1400, 1536, 200, 1402}, 0.0, "264 whole tiles"},
@@ -184,6 +237,7 @@ TEST(DmmaTmaStreamK, SixtyFourRowsEverySchedulePassesRepeatedly) {
   expect_schedules_pass("dmma_tma_64x128_k32_2g",
                         {{{2900, 3000, 300, 2902, 302, 2901}, 0.5, "stream-K: 924 whole tiles, 180 shared by 132 blocks"},
                          {{64, 3000, 300}, 0.0, "24 tiles, K split 2 ways"},
+                         {{40, 200, 30000, 41, 30001, 43}, 0.5, "2 tiles, K split 60 ways in clusters of 4"},
                          {{40, 700, 20000, 42, 20002, 41}, 0.5, "6 tiles, K split 22 ways"},
                          {{1400, 1536, 200, 1402}, 0.0, "264 whole tiles"},
                          {{1, 3000, 5000, 2}, -1.0, "24 tiles, K split 5 ways"},  // lda even: the TMA's
