@@ -205,9 +205,10 @@ void expect_schedules_pass(const char* variant, std::initializer_list<StreamKCas
     Runner runner(*v, Mode::Device, p, ctx);
     runner.run();
     const auto clusters = ctx.notes().find("dmma_tma_clusters");
-    if (sms_132 && (clusters == ctx.notes().end() || clusters->second == "30 clusters of 4 resident"))
+    if (sms_132 && (clusters == ctx.notes().end() || clusters->second == "30 clusters of 4 resident")) {
       EXPECT_EQ(ctx.notes()["dmma_tma_schedule"].rfind(c.schedule, 0), 0u)
           << variant << " " << p.shape.str() << ": " << ctx.notes()["dmma_tma_schedule"];
+    }
   }
 }
 
