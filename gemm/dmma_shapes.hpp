@@ -141,6 +141,9 @@ Target current_target();
 //     (4095^3: 98.4% and 90.6% of the 128 x 128 x 32 kernel's rate), kept as tuning variants there. With K of at
 //     most kTmaShallowDepth, where writing C is most of the time, the 128 x 128 x 16 kernel ran 1.6-5.8% faster
 //     than the 128 x 128 x 32 one (K = 32, 64, 128, 200; docs/gemm-notes.md, step 34): shallow speed 1.10.
+//   128 x 128 x 16 with C staged in shared memory and written by TMA stores (3 stages beside the 128 KB of
+//     staging): 93.8% of cuBLAS at 4096 x 4096 x 32 against the 6-stage tile's 91.0%, but 1-7 points behind it
+//     from K = 128 to 256 (docs/gemm-notes.md, step 35): a tuning variant.
 //   64 x 128 x 32, two k-groups: the 128 x 64 kernel's transpose (the same bytes per flop, the same warp tile and
 //     shared memory), for C of at most 64 rows (64 x 16384 is 128 of its tiles, one per SM, where 128-row tiles
 //     would be half padding): 1.00, as the 128 x 64 kernel (106.0% of cuBLAS at 64 x 16384 x 16384, where the rule
