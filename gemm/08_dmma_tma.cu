@@ -179,6 +179,13 @@ using dmma::tma_swizzled;
 // holds the block's sum), accumulator q of lane l at ((o * warps + cw) * 64 + q) * 32 + l; flag of (o, cw) at
 // sync[1 + o * warps + cw] (sync[0] is the ticket counter), raised to 1, reset by the owner ----
 
+// Accumulator q of a consumer warp, in the order partials, the two groups' exchange and the clusters keep them in:
+// acc[q / (NT x 4)][q / 4 % NT][q % 4] (fragment_place says where in C).
+template <class T, class A>
+__device__ __forceinline__ auto& acc_q(A& acc, int q) {
+  return acc[q / (T::NT * 4)][q / 4 % T::NT][q % 4];
+}
+
 template <class T>
 __device__ __forceinline__ double* partial_slot(double* partials, int o, int cw) {
   return partials + (static_cast<size_t>(o) * T::kTileWarps + cw) * (T::MT * T::NT * 4 * 32);
@@ -213,7 +220,7 @@ __device__ __forceinline__ void write_partial(const double (&acc)[T::MT][T::NT][
                                               int v, int cw, int lane) {
   double* slot = partial_slot<T>(partials, v, cw);
 #pragma unroll
-  for (int q = 0; q < T::MT * T::NT * 4; ++q) __stcg(slot + q * 32 + lane, acc[q / (T::NT * 4)][q / 4 % T::NT][q % 4]);
+  for (int q = 0; q < T::MT * T::NT * 4; ++q) __stcg(slot + q * 32 + lane, acc_q<T>(acc, q));
   raise_flag<T>(sync, v, cw, lane);
 }
 
@@ -223,7 +230,7 @@ __device__ __forceinline__ void add_partial(double (&acc)[T::MT][T::NT][4], doub
   take_flag<T>(sync, o, cw, lane);
   const double* slot = partial_slot<T>(partials, o, cw);
 #pragma unroll
-  for (int q = 0; q < T::MT * T::NT * 4; ++q) acc[q / (T::NT * 4)][q / 4 % T::NT][q % 4] += __ldcg(slot + q * 32 + lane);
+  for (int q = 0; q < T::MT * T::NT * 4; ++q) acc_q<T>(acc, q) += __ldcg(slot + q * 32 + lane);
 }
 
 // ---- split-K in clusters (gemm/stream_k.hpp, kClusterSize): the blocks of a cluster hold consecutive shares of one
@@ -300,7 +307,7 @@ __device__ __forceinline__ void cluster_combine(const GemmArgs& a, const double 
   tile_sync<T>();  // every warp's last fragment loads are done: the stages can be overwritten
 #pragma unroll
   for (int q = 0; q < T::MT * T::NT * 4; ++q)
-    part[(tw * 64 + q) * 32 + lane] = acc[q / (T::NT * 4)][q / 4 % T::NT][q % 4];
+    part[(tw * 64 + q) * 32 + lane] = acc_q<T>(acc, q);
   tile_sync<T>();
   const int i = tw * 32 + lane;
   if (i == 0) cluster_arrive_all(ready);
@@ -398,12 +405,12 @@ __device__ __forceinline__ void add_groups(double (&acc)[T::MT][T::NT][4], doubl
   for (int round = 0; round < T::kRedRounds; ++round) {
     if constexpr (G == 1) {
 #pragma unroll
-      for (int q = 0; q < kPer; ++q) red[q * kCols + i] = acc[round * kRows + q / (T::NT * 4)][q / 4 % T::NT][q % 4];
+      for (int q = 0; q < kPer; ++q) red[q * kCols + i] = acc_q<T>(acc, round * kPer + q);
     }
     consumers_sync<T>();
     if constexpr (G == 0) {
 #pragma unroll
-      for (int q = 0; q < kPer; ++q) acc[round * kRows + q / (T::NT * 4)][q / 4 % T::NT][q % 4] += red[q * kCols + i];
+      for (int q = 0; q < kPer; ++q) acc_q<T>(acc, round * kPer + q) += red[q * kCols + i];
     }
     consumers_sync<T>();  // read before the next round's (or the next tile's) stores
   }

@@ -42,9 +42,10 @@ inline GemmCheck run_once(const GemmVariant& v, Mode mode, const GemmProblem& p)
 
 // `v` on `p` in device mode `runs` times on one context, each from a poisoned C and checked against the
 // reference (the repeats catch state a launch leaves behind for the next: flags, counters); where `note` is
-// given, every launch's note of that name must start with `prefix`.
-inline void expect_repeated_runs(const GemmVariant& v, const GemmProblem& p, int runs, const char* note = nullptr,
-                                 const std::string& prefix = {}) {
+// given, every launch's note of that name must start with `prefix`. Returns the last launch's notes.
+inline std::map<std::string, std::string> expect_repeated_runs(const GemmVariant& v, const GemmProblem& p, int runs,
+                                                               const char* note = nullptr,
+                                                               const std::string& prefix = {}) {
   Stream stream;
   ExecContext ctx(stream.get());
   Runner runner(v, Mode::Device, p, ctx);
@@ -57,6 +58,7 @@ inline void expect_repeated_runs(const GemmVariant& v, const GemmProblem& p, int
       EXPECT_EQ(ctx.notes()[note].rfind(prefix, 0), 0u) << v.info.name << " " << p.shape.str() << ": " << ctx.notes()[note];
     }
   }
+  return ctx.notes();
 }
 
 // The seed of this process's shared problems: KS_SEED, else a fresh one; every failure's report prints it.

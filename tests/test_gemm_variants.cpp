@@ -316,6 +316,22 @@ TEST(DmmaTmaSkinny, ThinCRunsTheSkinnyKernel) {
     }
 }
 
+// `v` on `p` once on `ctx`, with A, B and C each `*_off` doubles (0 or 1: off a 16-byte boundary) past the start of
+// its device buffer, C from NaN (beta 0 must not read it); checked against the reference.
+GemmCheck run_offset(const GemmVariant& v, const GemmProblem& p, ExecContext& ctx, int a_off, int b_off, int c_off) {
+  DeviceBuffer<double> a(static_cast<std::size_t>(p.A.size()) + a_off), b(static_cast<std::size_t>(p.B.size()) + b_off),
+      c(p.c_count() + c_off);
+  CUDA_CHECK(cudaMemcpy(a.data() + a_off, p.A.data(), sizeof(double) * p.A.size(), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemcpy(b.data() + b_off, p.B.data(), sizeof(double) * p.B.size(), cudaMemcpyHostToDevice));
+  CUDA_CHECK(cudaMemset(c.data(), 0xff, sizeof(double) * (p.c_count() + c_off)));
+  run(v, p.args(a.data() + a_off, b.data() + b_off, c.data() + c_off), ctx);
+  Eigen::MatrixXd result(p.shape.ldc, p.shape.N);
+  CUDA_CHECK(cudaMemcpyAsync(result.data(), c.data() + c_off, sizeof(double) * p.c_count(), cudaMemcpyDeviceToHost,
+                             ctx.stream()));
+  CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+  return validate(p, result);
+}
+
 // The TMA kernels with C through shared memory and TMA stores (store_tma tiles): several tiles per block (the
 // staging is written again only after the last stores have read it), edge tiles in both directions (the TMA clips
 // them; the rows of ldc past M must keep their poison), a split K (the owner stores), all four op combinations, beta
@@ -343,16 +359,7 @@ TEST(DmmaTmaStores, CThroughSharedMemoryAndTmaStores) {
     const GemmProblem p = make_problem(GemmShape{1000, 1000, 64}, -0.75, 0.0, choose_seed());
     Stream stream;
     ExecContext ctx(stream.get());
-    DeviceBuffer<double> a(p.A.size()), b(p.B.size()), c(p.c_count() + 1);
-    CUDA_CHECK(cudaMemcpy(a.data(), p.A.data(), sizeof(double) * p.A.size(), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(b.data(), p.B.data(), sizeof(double) * p.B.size(), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemset(c.data(), 0xff, sizeof(double) * (p.c_count() + 1)));  // NaN: beta 0 must not read it
-    run(*v, p.args(a.data(), b.data(), c.data() + 1), ctx);
-    Eigen::MatrixXd result(p.shape.ldc, p.shape.N);
-    CUDA_CHECK(cudaMemcpyAsync(result.data(), c.data() + 1, sizeof(double) * p.c_count(), cudaMemcpyDeviceToHost,
-                               stream.get()));
-    CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-    const GemmCheck check = validate(p, result);
+    const GemmCheck check = run_offset(*v, p, ctx, 0, 0, 1);
     EXPECT_TRUE(check.ok) << check.report;
     EXPECT_EQ(ctx.notes()["dmma_tma_c"].rfind("register stores", 0), 0u) << ctx.notes()["dmma_tma_c"];
   }
@@ -413,16 +420,7 @@ TEST(DmmaTmaCopies, OperandsTheTmaCannotDescribeAreCopiedFirst) {
   if (!rule_copies(p.shape, 2LL * 1024 * 1024, &why)) GTEST_SKIP() << "dmma_tma's rule does not copy here: " << why;
   Stream stream;
   ExecContext ctx(stream.get());
-  DeviceBuffer<double> a(static_cast<std::size_t>(p.A.size()) + 1), b(static_cast<std::size_t>(p.B.size()) + 1),
-      c(p.c_count());
-  CUDA_CHECK(cudaMemcpy(a.data() + 1, p.A.data(), sizeof(double) * p.A.size(), cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemcpy(b.data() + 1, p.B.data(), sizeof(double) * p.B.size(), cudaMemcpyHostToDevice));
-  CUDA_CHECK(cudaMemset(c.data(), 0xff, sizeof(double) * p.c_count()));  // NaN: beta 0 must not read it
-  run(*v, p.args(a.data() + 1, b.data() + 1, c.data()), ctx);
-  Eigen::MatrixXd result(p.shape.ldc, p.shape.N);
-  CUDA_CHECK(cudaMemcpyAsync(result.data(), c.data(), sizeof(double) * p.c_count(), cudaMemcpyDeviceToHost, stream.get()));
-  CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-  const GemmCheck check = validate(p, result);
+  const GemmCheck check = run_offset(*v, p, ctx, 1, 1, 0);
   EXPECT_TRUE(check.ok) << check.report;
   expect_copied_run(*v, p, ctx, "A (1024 x 1024, ld 1024 -> 1024), B (1024 x 1024, ld 1024 -> 1024)");
 }
