@@ -191,10 +191,12 @@ __device__ __forceinline__ double* partial_slot(double* partials, int o, int cw)
   return partials + (static_cast<size_t>(o) * T::kTileWarps + cw) * (T::MT * T::NT * 4 * 32);
 }
 
-// The warp's stores (each lane's, to global memory) before the flag of (block v, warp cw) rises.
+// The warp's stores (each lane's, to global memory) before the flag of (block v, warp cw) rises: the warp barrier
+// orders every lane's stores before lane 0's release store, which is cumulative over what it orders. (A
+// __threadfence before it, a sequentially consistent MEMBAR.SC.GPU per warp, cost 2-5% at 256 x 256 x 16384 and
+// 65536; docs/gemm-notes.md, step 36.)
 template <class T>
 __device__ __forceinline__ void raise_flag(unsigned* sync, int v, int cw, int lane) {
-  __threadfence();
   __syncwarp();
   if (lane == 0)
     asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(sync + 1 + v * T::kTileWarps + cw), "r"(1u) : "memory");

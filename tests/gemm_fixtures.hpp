@@ -41,14 +41,17 @@ inline GemmCheck run_once(const GemmVariant& v, Mode mode, const GemmProblem& p)
 }
 
 // `v` on `p` in device mode `runs` times on one context, each from a poisoned C and checked against the
-// reference (the repeats catch state a launch leaves behind for the next: flags, counters); where `note` is
-// given, every launch's note of that name must start with `prefix`. Returns the last launch's notes.
+// reference (the repeats catch state a launch leaves behind for the next: flags, counters), with the context's
+// device scratch poisoned (NaN) between runs, so that a partial read before its writer stored it cannot pass for
+// the previous run's identical one; where `note` is given, every launch's note of that name must start with
+// `prefix`. Returns the last launch's notes.
 inline std::map<std::string, std::string> expect_repeated_runs(const GemmVariant& v, const GemmProblem& p, int runs,
                                                                const char* note = nullptr,
                                                                const std::string& prefix = {}) {
   Stream stream;
   ExecContext ctx(stream.get());
   Runner runner(v, Mode::Device, p, ctx);
+  std::map<std::string, std::string> notes;
   for (int run = 0; run < runs; ++run) {
     runner.reset_output();
     runner.run();
@@ -57,8 +60,15 @@ inline std::map<std::string, std::string> expect_repeated_runs(const GemmVariant
     if (note != nullptr) {
       EXPECT_EQ(ctx.notes()[note].rfind(prefix, 0), 0u) << v.info.name << " " << p.shape.str() << ": " << ctx.notes()[note];
     }
+    notes = ctx.notes();
+    ctx.begin_launch();
+    // All of the scratch the next launch starts from (whole 256-byte units, so that taking it allocates nothing).
+    if (const std::size_t bytes = ctx.device_scratch_room() / 256 * 256; bytes > 0) {
+      CUDA_CHECK(cudaMemsetAsync(ctx.device_scratch(bytes), 0xff, bytes, ctx.stream()));
+      CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+    }
   }
-  return ctx.notes();
+  return notes;
 }
 
 // The seed of this process's shared problems: KS_SEED, else a fresh one; every failure's report prints it.

@@ -316,6 +316,38 @@ TEST(DmmaTmaSkinny, ThinCRunsTheSkinnyKernel) {
     }
 }
 
+// dmma's split-K: each block's partial tile in scratch, summed in split order by a second kernel. Edge tiles both
+// ways, a K tail, padded leading dimensions, all four op combinations, beta 0 over a poisoned C and beta != 0; three
+// times per product on one context, and the same bits from a second context.
+TEST(DmmaSplitK, PartialsSummedInSplitOrder) {
+  KS_REQUIRE_GPU();
+  {
+    const char* name = "dmma_64x64_splitk";
+    KS_VARIANT_OR_SKIP(v, name);
+    const std::tuple<GemmShape, double> cases[] = {
+        {{100, 70, 4099}, 0.0}, {{65, 129, 2051, 67, 2053, 66}, -0.5}, {{256, 256, 16384}, 0.0}};
+    for (const auto& [base, beta] : cases)
+      for (int o = 0; o < 4; ++o) {
+        const GemmProblem p = make_problem(base.with_ops(ops_of(o).a, ops_of(o).b), 1.25, beta, choose_seed());
+        expect_repeated_runs(*v, p, 3);
+        Stream stream;
+        ExecContext ctx(stream.get());
+        Runner runner(*v, Mode::Device, p, ctx);
+        runner.reset_output();
+        runner.run();
+        const Eigen::MatrixXd again = runner.result(), first = [&] {
+          Stream s2;
+          ExecContext c2(s2.get());
+          Runner r2(*v, Mode::Device, p, c2);
+          r2.reset_output();
+          r2.run();
+          return r2.result();
+        }();
+        EXPECT_EQ(std::memcmp(first.data(), again.data(), sizeof(double) * first.size()), 0) << name << " " << p.shape.str();
+      }
+  }
+}
+
 // `v` on `p` once on `ctx`, with A, B and C each `*_off` doubles (0 or 1: off a 16-byte boundary) past the start of
 // its device buffer, C from NaN (beta 0 must not read it); checked against the reference.
 GemmCheck run_offset(const GemmVariant& v, const GemmProblem& p, ExecContext& ctx, int a_off, int b_off, int c_off) {
