@@ -131,7 +131,7 @@ int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileC
   tma *= copy_factor;
   const bool wide = copied <= 0;
   const Config c = choose(M, N, K, t, wide);
-  const double other = c.splits > 1 ? split_score(M, N, c, t, wide) : score(M, N, c.shape, t, wide);
+  const double other = c.splits > 1 ? kDmmaSplitKPrice * split_score(M, N, c, t, wide) : score(M, N, c.shape, t, wide);
   // Where both split K, the TMA kernel's split only where its combine is at most kMaxCombineShare of its predicted
   // time (gemm/dmma_shapes.hpp).
   const double combine = c.splits > 1 && best >= 0 ? tma_combine_share(M, N, K, t, best) : 0;

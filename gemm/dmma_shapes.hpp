@@ -232,6 +232,12 @@ double tma_score(int M, int N, int K, const Target& t, bool tma_ready, bool tma_
 // 256 x 256 x 65536 (a ninth) the TMA kernel 16% faster. The rule keeps the TMA kernel's split-K to where its
 // combine is at most this share of its predicted time.
 inline constexpr double kMaxCombineShare = 0.25;
+// dmma's split-K score counts only how its blocks fill the GPU; its second kernel (6 us at 256 x 256, 16 ways) and
+// its 64 x 64 tiles' rate on a small grid are not in it. tma_pick multiplies it by this before comparing: fitted to
+// seven small-C shapes measured in one process (H100, docs/gemm-notes.md step 36), where any factor from 0.82 to
+// 0.91 picks the faster kernel in all seven (e.g. 128 x 1024 x 16384: TMA 103.9% against dmma's 93.7% of cuBLAS;
+// 256 x 256 x 8192: dmma 97.9% against 75.4%).
+inline constexpr double kDmmaSplitKPrice = 0.87;
 
 // dmma_tma's rule: the TMA tile with the best score where it beats every dmma configuration's (choose() with wide
 // loads) and, where both split K, its combine is short enough (kMaxCombineShare); -1 for dmma's choice.
