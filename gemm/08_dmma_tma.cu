@@ -193,8 +193,8 @@ __device__ __forceinline__ double* partial_slot(double* partials, int o, int cw)
 
 // The warp's stores (each lane's, to global memory) before the flag of (block v, warp cw) rises: the warp barrier
 // orders every lane's stores before lane 0's release store, which is cumulative over what it orders. (A
-// __threadfence before it, a sequentially consistent MEMBAR.SC.GPU per warp, cost 2-5% at 256 x 256 x 16384 and
-// 65536; docs/gemm-notes.md, step 36.)
+// __threadfence before it, a sequentially consistent MEMBAR.SC.GPU per warp, cost 2-4 points of cuBLAS at 256 x 256
+// x 16384 and 65536; docs/gemm-notes.md, step 36.)
 template <class T>
 __device__ __forceinline__ void raise_flag(unsigned* sync, int v, int cw, int lane) {
   __syncwarp();
