@@ -956,9 +956,11 @@ void run_or_fall_back(int tile, const GemmArgs& a, ExecContext& ctx, const char*
 // The rule's choice on the current device: the TMA tile to run, or -1 for dmma's configuration.
 int rule_pick(const GemmArgs& a, const TileReadiness& r, std::string* why) {
   bool loads[dmma::kTmaTileCount];
-  for (int i = 0; i < dmma::kTmaTileCount; ++i) loads[i] = r[static_cast<std::size_t>(i)].loads;
   dmma::Target t = dmma::current_target();
-  t.tma_cluster_slots = r[0].clusters * stream_k::kClusterSize;  // the tiles the rule picks run one block per SM
+  for (int i = 0; i < dmma::kTmaTileCount; ++i) {
+    loads[i] = r[static_cast<std::size_t>(i)].loads;
+    t.tma_cluster_slots[static_cast<std::size_t>(i)] = r[static_cast<std::size_t>(i)].clusters * stream_k::kClusterSize;
+  }
   return dmma::tma_pick(a.M, a.N, a.K, t, loads, copied_elements(a), why);
 }
 

@@ -79,54 +79,7 @@ struct Config {
   Instr instr = Instr::K16;
 };
 
-// What the rule needs to know about the GPU.
-struct Target {
-  int sm_count = 0;
-  int code_arch = 0;  // the architecture the loaded kernel code was compiled for (e.g. 90, 86, 80)
-  // Resident blocks per SM of each shape (0: does not fit on this GPU), from the CUDA occupancy calculator.
-  std::array<int, kShapeCount> blocks_per_sm{};
-  // Blocks of the TMA kernels resident at once in clusters of stream_k::kClusterSize (split-K in clusters; 0: none,
-  // the Fenwick tree only). Filled by dmma_tma's rule from the occupancy calculator (an H100: 30 clusters of 4).
-  int tma_cluster_slots = 0;
-};
-
-// The tile configuration for an M x N x K product (the "dmma" variant's rule). Each shape with a speed is
-// scored as
-//     speed x (M N) / (waves x slots x tile area),  slots = SMs x resident blocks, waves = ceil(tiles / slots),
-// i.e. its full-GPU rate times the share of the launched tile slots that hold useful elements of C (wave
-// quantization and the padding of edge tiles); the highest score wins. `wide_loads`: 16-byte copies (lda and
-// ldb even, A and B 16-byte aligned). When even the split-K shape's tiles do not reach one block per SM, that
-// shape with split-K (split_count). The instruction is K16 where the code was compiled for sm_90, K4 otherwise.
-Config choose(int M, int N, int K, const Target& t, bool wide_loads = true);
-
-// The score above (0 for a shape the rule does not pick or that does not fit).
-double score(int M, int N, int shape, const Target& t, bool wide_loads);
-
-// The same for a split-K configuration (c.splits blocks per tile of c.shape): speed x the share of the launched
-// slots its blocks fill (ceil(blocks / slots) waves) x the share of the tiles' area inside C. The second kernel that
-// sums the splits is not priced.
-double split_score(int M, int N, const Config& c, const Target& t, bool wide_loads);
-
-// Split count for split-K with bm x bn tiles, blocks_per_sm of them resident per SM: as many splits as fill
-// every resident slot in one wave (floor(sm_count x blocks_per_sm / tiles)), at least one block per SM
-// (ceil(sm_count / tiles)), capped so every split keeps at least kMinSplitDepth of K, and at most kMaxSplits.
-// 1 when the tiles already fill the GPU.
-int split_count(int M, int N, int K, int bm, int bn, int sm_count, int blocks_per_sm);
-constexpr int kMinSplitDepth = 256;
-constexpr int kMaxSplits = 16;
-
-// Depth of each split: ceil(K / splits) rounded up to the 16-deep k-tile; the last split takes the rest.
-int split_depth(int K, int splits);
-
-std::string to_string(const Config& c);
-
-// The registered tuning variant that runs `c` on its own (dmma_128x128, dmma_64x64_splitk, ...).
-std::string variant_for(const Config& c);
-
-// The current device's Target (needs a GPU; gemm/06_dmma.cu).
-Target current_target();
-
-// ---- dmma_tma (gemm/08_dmma_tma.cu): the Hopper kernels' tiles as the rule sees them ----
+// ---- dmma_tma's tiles (gemm/08_dmma_tma.cu) as the rules see them (Target counts per tile) ----
 
 // The TMA kernels, in one table: the kernels' instantiations, the rule's candidates, the tuning variants (one per
 // row, dmma_tma_<variant>, then kTmaExtras) and the tests read it. Each runs a persistent grid; `speed` is its
@@ -175,6 +128,56 @@ inline constexpr TmaTile kTmaTiles[] = {
 };
 inline constexpr int kTmaShallowDepth = 256;
 inline constexpr int kTmaTileCount = static_cast<int>(std::size(kTmaTiles));
+
+// What the rule needs to know about the GPU.
+struct Target {
+  int sm_count = 0;
+  int code_arch = 0;  // the architecture the loaded kernel code was compiled for (e.g. 90, 86, 80)
+  // Resident blocks per SM of each shape (0: does not fit on this GPU), from the CUDA occupancy calculator.
+  std::array<int, kShapeCount> blocks_per_sm{};
+  // Blocks of each TMA tile's kernel resident at once in clusters of stream_k::kClusterSize (split-K in clusters;
+  // 0: none, the Fenwick tree only). Filled by dmma_tma's rule from the occupancy calculator, as its launches plan
+  // with them (an H100: 30 clusters of 4 for the one-block-per-SM tiles).
+  std::array<int, kTmaTileCount> tma_cluster_slots{};
+};
+
+// The tile configuration for an M x N x K product (the "dmma" variant's rule). Each shape with a speed is
+// scored as
+//     speed x (M N) / (waves x slots x tile area),  slots = SMs x resident blocks, waves = ceil(tiles / slots),
+// i.e. its full-GPU rate times the share of the launched tile slots that hold useful elements of C (wave
+// quantization and the padding of edge tiles); the highest score wins. `wide_loads`: 16-byte copies (lda and
+// ldb even, A and B 16-byte aligned). When even the split-K shape's tiles do not reach one block per SM, that
+// shape with split-K (split_count). The instruction is K16 where the code was compiled for sm_90, K4 otherwise.
+Config choose(int M, int N, int K, const Target& t, bool wide_loads = true);
+
+// The score above (0 for a shape the rule does not pick or that does not fit).
+double score(int M, int N, int shape, const Target& t, bool wide_loads);
+
+// The same for a split-K configuration (c.splits blocks per tile of c.shape): speed x the share of the launched
+// slots its blocks fill (ceil(blocks / slots) waves) x the share of the tiles' area inside C. The second kernel that
+// sums the splits is not priced.
+double split_score(int M, int N, const Config& c, const Target& t, bool wide_loads);
+
+// Split count for split-K with bm x bn tiles, blocks_per_sm of them resident per SM: as many splits as fill
+// every resident slot in one wave (floor(sm_count x blocks_per_sm / tiles)), at least one block per SM
+// (ceil(sm_count / tiles)), capped so every split keeps at least kMinSplitDepth of K, and at most kMaxSplits.
+// 1 when the tiles already fill the GPU.
+int split_count(int M, int N, int K, int bm, int bn, int sm_count, int blocks_per_sm);
+constexpr int kMinSplitDepth = 256;
+constexpr int kMaxSplits = 16;
+
+// Depth of each split: ceil(K / splits) rounded up to the 16-deep k-tile; the last split takes the rest.
+int split_depth(int K, int splits);
+
+std::string to_string(const Config& c);
+
+// The registered tuning variant that runs `c` on its own (dmma_128x128, dmma_64x64_splitk, ...).
+std::string variant_for(const Config& c);
+
+// The current device's Target (needs a GPU; gemm/06_dmma.cu).
+Target current_target();
+
+// ---- dmma_tma (gemm/08_dmma_tma.cu): its rule ----
 
 // The tuning variant that runs TMA tile `tile` alone: "dmma_tma_" + its `variant`.
 std::string tma_variant_name(int tile);
