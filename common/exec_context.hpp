@@ -117,6 +117,8 @@ class ExecContext {
   // `count` 32-bit device counters, zeroed once when first allocated. Kernels that use them must leave them
   // zero when they finish (self-resetting), so no memset is needed per launch.
   unsigned* zeroed_counters(std::size_t count);
+  // How many there are now (0 before the first request): for tests that hold kernels to leaving them zero.
+  std::size_t zeroed_counter_count() const { return counters_.size(); }
   // `count` non-blocking streams besides stream(), created on first use.
   const std::vector<Stream>& extra_streams(std::size_t count);
   // A non-blocking stream of the device's greatest priority, created on first use: for work beside a long

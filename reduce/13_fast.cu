@@ -4,13 +4,18 @@
 // than one tile. This runs one, in one of three shapes by size, and on Hopper (sm_90) lets its launch overlap the
 // kernel before it:
 // - One block (up to 4096 16-byte vectors: 64 KiB): 256 or 1024 threads, no combine across blocks at all.
-// - One cluster (sm_90, up to 256 KiB): a grid of up to 16 blocks of 1024 threads, one per SM, that is one
-//   thread-block cluster; each block writes its partial into block 0's shared memory (distributed shared
-//   memory) and one cluster barrier hands them over: no global atomic, no fence, no read of partials from L2.
-// - The resident grid (above, and everywhere before sm_90): the blocks that finish write their partial and count
-//   themselves on a device counter with one acquire-release atomic (the release publishes the partial, the
-//   acquire lets the last block read everyone's); the block that counts last sums all partials in a fixed order,
-//   writes the result and resets the counter to zero for the next launch (no memset per launch).
+// - One cluster (sm_90, up to 256 KiB, for the compensated sums): a grid of up to 16 blocks of 1024 threads, one
+//   per SM, that is one thread-block cluster; each block writes its partial into block 0's shared memory
+//   (distributed shared memory) and one cluster barrier hands them over: no global atomic, no fence, no read of
+//   partials from L2.
+// - The resident grid (above, and everywhere before sm_90): each block that finishes hands its partial over and
+//   counts itself on a device counter; the block that counts last sums all partials in a fixed order, writes the
+//   result and resets the counter to zero for the next launch (no memset per launch). On sm_90 (sums of at most
+//   8 bytes) the partial travels in a 16-byte slot with a non-zero tag, written by one atomic exchange beside a
+//   relaxed count: no fence; the last block exchanges each slot back to zero, polling a slot whose write has
+//   not landed yet (it was issued before its block counted). Elsewhere the partial is stored and the count is an
+//   acquire-release atomic (the release publishes the partial, the acquire lets the last block read them), whose
+//   fence made the grid path 0.1-0.3 us a launch slower from 2^16 to 2^20 on an H100 (docs/reduce-notes.md).
 // - Programmatic dependent launch (sm_90): the kernel waits (griddepcontrol.wait) for the kernel before it in
 //   the stream to finish before it reads anything, and lets the next one launch at once; the launch's own
 //   latency then overlaps the kernel before it.
@@ -46,8 +51,10 @@ constexpr int kBlock = 256;          // the grid path's block
 constexpr int kClusterBlock = 1024;  // the cluster path's block: one per SM, as many loads in flight as fit
 [[maybe_unused]] constexpr int kMaxCluster = 16;  // the largest cluster sm_90 allows (8 is the portable size)
 constexpr int kUnroll = 4;
-// The rule: the cluster path up to this many bytes of input (where its 16 SMs read the input sooner than the
-// grid path's tail costs: measured, docs/reduce-notes.md), the grid path above.
+// The rule: where the grid path hands its partials over through a count (compensated sums, GPUs before sm_90),
+// the cluster path up to this many bytes of input (where its 16 SMs read the input sooner than the counted
+// handover costs), the grid path above; where the grid path has the slots, the grid path from one block up (it
+// was the faster of the two at every size and type the cluster path took: docs/reduce-notes.md).
 constexpr std::size_t kClusterMaxBytes = std::size_t(256) << 10;
 
 template <class T> struct Vec16;
@@ -160,14 +167,93 @@ __device__ __forceinline__ Sum thread_share(const T* __restrict__ in, std::size_
   return acc[0];
 }
 
+// The grid path's handover on sm_90: a block's partial (at most 8 bytes) and a non-zero tag in one 16-byte slot,
+// written and taken by 16-byte atomic exchanges (atom.exch.b128: sm_90), so a slot is never seen half written.
+// The slots are zero between launches: the last block exchanges each back to zero as it takes it.
+struct alignas(16) Slot {
+  unsigned long long bits, tag;
+};
+template <class Sum>
+constexpr bool kSlotted = sizeof(Sum) <= sizeof(unsigned long long);
+constexpr int kSlotsPerThread = 4;  // the last block's threads take slots t, t + kBlock, ...: at most this many
+constexpr unsigned kMaxSlots = kBlock * kSlotsPerThread;
+
+#ifdef KS_FAST_SM90
+__device__ __forceinline__ Slot exchange(Slot* slot, unsigned long long bits, unsigned long long tag) {
+  Slot old;
+  asm volatile(
+      "{\n .reg .b128 d, v;\n mov.b128 v, {%2, %3};\n atom.relaxed.gpu.global.exch.b128 d, [%4], v;\n"
+      " mov.b128 {%0, %1}, d;\n}"
+      : "=l"(old.bits), "=l"(old.tag)
+      : "l"(bits), "l"(tag), "l"(slot)
+      : "memory");
+  return old;
+}
+template <class Sum>
+__device__ __forceinline__ unsigned long long to_bits(const Sum& v) {
+  unsigned long long b = 0;
+  memcpy(&b, &v, sizeof(Sum));
+  return b;
+}
+template <class Sum>
+__device__ __forceinline__ Sum from_bits(unsigned long long b) {
+  Sum v;
+  memcpy(&v, &b, sizeof(Sum));
+  return v;
+}
+
+// The last block's side: every slot of this thread exchanged at once (the round trips overlap), those not yet
+// written exchanged again until they are; merged in the order of the blocks, as the counted path does.
+template <class Sum>
+__device__ __forceinline__ Sum take_slots(Slot* slots) {
+  Slot got[kSlotsPerThread];
+#pragma unroll
+  for (int k = 0; k < kSlotsPerThread; ++k) {
+    const unsigned b = threadIdx.x + k * kBlock;
+    got[k] = b < gridDim.x ? exchange(slots + b, 0, 0) : Slot{0, 1};
+  }
+  Sum v = Sum::zero();
+#pragma unroll
+  for (int k = 0; k < kSlotsPerThread; ++k) {
+    const unsigned b = threadIdx.x + k * kBlock;
+    if (b >= gridDim.x) break;
+    while (got[k].tag == 0) got[k] = exchange(slots + b, 0, 0);
+    v.merge(from_bits<Sum>(got[k].bits));
+  }
+  return v;
+}
+#endif
+
+// slots: the sm_90 handover (a sum that fits one; the grid at most kMaxSlots); nullptr: the counted one.
 template <class T, Op op, class Sum>
 __global__ void __launch_bounds__(kBlock, 4) fast_grid_kernel(const T* __restrict__ in, std::size_t n, Acc<T>* out,
-                                                          Sum* partials, unsigned* counter) {
+                                                          Sum* partials, unsigned* counter,
+                                                          [[maybe_unused]] Slot* slots) {
   follow_predecessor();
   Sum acc = thread_share<T, op, Sum>(in, n, static_cast<std::size_t>(blockIdx.x) * kBlock + threadIdx.x,
                                      static_cast<std::size_t>(gridDim.x) * kBlock);
   acc = block_merge<kBlock>(acc);
   __shared__ bool last_block;
+#ifdef KS_FAST_SM90
+  if constexpr (kSlotted<Sum>) {
+    if (slots != nullptr) {
+      if (threadIdx.x == 0) {
+        exchange(slots + blockIdx.x, to_bits(acc), 1);
+        // Relaxed: the count only names the last block; the tag, not an order, tells it a slot is written.
+        cuda::atomic_ref<unsigned, cuda::thread_scope_device> count(*counter);
+        last_block = count.fetch_add(1u, cuda::memory_order_relaxed) == gridDim.x - 1;
+      }
+      __syncthreads();
+      if (!last_block) return;
+      Sum v = block_merge<kBlock>(take_slots<Sum>(slots));
+      if (threadIdx.x == 0) {
+        *out = v.value();
+        *counter = 0;
+      }
+      return;
+    }
+  }
+#endif
   if (threadIdx.x == 0) {
     partials[blockIdx.x] = acc;
     // Release: the partial above is visible to whoever acquires the count after it; acquire: the block that
@@ -300,12 +386,13 @@ void launch(Kernel kernel, unsigned grid, int block, std::size_t smem, unsigned 
 }
 #endif
 
-// Which path: the rule (one block, one cluster up to kClusterMaxBytes where sm_90 allows it, the grid above), or
-// one forced (tuning variants).
+// Which path: the rule (one block; one cluster up to kClusterMaxBytes where sm_90 allows it and the grid's
+// handover would be the counted one; the grid), or one forced (tuning variants).
 enum class Path { Rule, Grid, Cluster };
 struct Config {
   Path path = Path::Rule;
-  bool pdl = true;  // where sm_90 allows it
+  bool pdl = true;    // where sm_90 allows it
+  bool slots = true;  // the grid path's slot handover, where sm_90 allows it (else the counted one)
 };
 
 template <class T, Op op, class Sum>
@@ -327,20 +414,27 @@ void run_fast(const T* in, std::size_t n, Acc<T>* out, Config config, ExecContex
       launch(cluster_kernel, 1, kClusterBlock, 0, 1, pdl, ctx.stream(), in, n, out);
     return;
   }
-  if (s.max_cluster > 0 && (config.path == Path::Cluster ||
-                            (config.path == Path::Rule && n * sizeof(T) <= kClusterMaxBytes))) {
+  const std::size_t per_block = static_cast<std::size_t>(kBlock) * kUnroll * kWidth<T>;
+  const int grid = static_cast<int>(
+      std::max<std::size_t>(1, std::min<std::size_t>(resident.get(), (n + per_block - 1) / per_block)));
+  const bool slotted = kSlotted<Sum> && config.slots && s.pdl && static_cast<unsigned>(grid) <= kMaxSlots;
+  if (s.max_cluster > 0 &&
+      (config.path == Path::Cluster ||
+       (config.path == Path::Rule && !slotted && n * sizeof(T) <= kClusterMaxBytes))) {
     // One cluster with as many blocks (SMs) as give every thread at least one vector, up to the largest cluster.
     const auto blocks = static_cast<unsigned>(std::clamp<std::size_t>((nvec + kClusterBlock - 1) / kClusterBlock, 1,
                                                                       static_cast<std::size_t>(s.max_cluster)));
     launch(cluster_kernel, blocks, kClusterBlock, s.one_per_sm_smem, blocks, pdl, ctx.stream(), in, n, out);
     return;
   }
-  const std::size_t per_block = static_cast<std::size_t>(kBlock) * kUnroll * kWidth<T>;
-  const int grid = static_cast<int>(
-      std::max<std::size_t>(1, std::min<std::size_t>(resident.get(), (n + per_block - 1) / per_block)));
-  Sum* partials = scratch_as<Sum>(ctx, static_cast<std::size_t>(grid));
-  launch(grid_kernel, static_cast<unsigned>(grid), kBlock, 0, 1, pdl, ctx.stream(), in, n, out, partials,
-         ctx.zeroed_counters(1));
+  // The counter, then (16-byte aligned) the slots: one buffer of the context's, zero between launches. Sized for
+  // the largest grid, so that it is allocated once, before any stream capture.
+  const std::size_t slot_words = sizeof(Slot) / sizeof(unsigned);
+  unsigned* counter = ctx.zeroed_counters(slot_words * (1 + static_cast<std::size_t>(resident.get())));
+  Slot* slots = slotted ? reinterpret_cast<Slot*>(counter + slot_words) : nullptr;
+  Sum* partials = slots ? nullptr : scratch_as<Sum>(ctx, static_cast<std::size_t>(grid));
+  launch(grid_kernel, static_cast<unsigned>(grid), kBlock, 0, 1, pdl, ctx.stream(), in, n, out, partials, counter,
+         slots);
 }
 
 ReduceLaunch fast_launch(bool compensated, Config config = {}) {
@@ -361,18 +455,27 @@ ReduceLaunch fast_launch(bool compensated, Config config = {}) {
 }  // namespace
 
 KS_REDUCE_VARIANT({.info = {.name = "fast",
-                            .summary = "one launch, 16-byte loads: one block, one cluster combining in distributed shared "
-                                       "memory (sm_90) or a resident grid with a last-block combine, by size; fixed "
+                            .summary = "one launch, 16-byte loads: one block or a resident grid whose last block "
+                                       "combines the partials (handed over in tagged slots on sm_90), by size; fixed "
                                        "order (deterministic); programmatic dependent launch (sm_90)"},
                    .launch = fast_launch(false)});
 KS_REDUCE_VARIANT({.info = {.name = "fast_compensated",
-                            .summary = "fast with Neumaier compensated sums per thread and in the combine (float, double)"},
+                            .summary = "fast with Neumaier compensated sums per thread and in the combine (float, "
+                                       "double); one cluster combining in distributed shared memory up to 256 KiB "
+                                       "(sm_90)"},
                    .launch = fast_launch(true)});
-// Tuning variants: the rule's two paths forced at every n, and the rule without programmatic dependent launch.
+// Tuning variants: the rule's two paths forced at every n, the grid path's two handovers, and the rule without
+// programmatic dependent launch.
 KS_REDUCE_VARIANT({.info = {.name = "fast_grid",
-                            .summary = "fast, always the resident grid with the last-block combine",
+                            .summary = "fast, always the resident grid with the last-block combine (partials in tagged "
+                                       "slots on sm_90)",
                             .tuning = true},
                    .launch = fast_launch(false, {Path::Grid, true})});
+KS_REDUCE_VARIANT({.info = {.name = "fast_grid_counted",
+                            .summary = "fast_grid with the partials stored and counted by an acquire-release atomic "
+                                       "(the handover before sm_90), on every GPU",
+                            .tuning = true},
+                   .launch = fast_launch(false, {Path::Grid, true, false})});
 KS_REDUCE_VARIANT({.info = {.name = "fast_cluster",
                             .summary = "fast, always one cluster of up to 16 blocks (sm_90; the grid path elsewhere)",
                             .tuning = true},

@@ -82,11 +82,59 @@ TEST_P(FastReduce, HundredRunsAreBitwiseIdentical) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Variants, FastReduce,
-                         ::testing::Combine(::testing::Values("fast", "fast_compensated", "fast_grid", "fast_cluster"),
+                         ::testing::Combine(::testing::Values("fast", "fast_compensated", "fast_grid", "fast_grid_counted",
+                                                              "fast_cluster"),
                                             ::testing::ValuesIn(all_dtypes())),
                          [](const ::testing::TestParamInfo<std::tuple<std::string, DType>>& info) {
                            return std::get<0>(info.param) + "_" + to_string(std::get<1>(info.param));
                          });
+
+// The grid path's two handovers (tagged slots on sm_90, stored partials and a count elsewhere) merge the
+// partials in the same order, so they give the same bits; both leave the context's counters (and the slots
+// among them) zero for the next launch, whatever ran before.
+TEST(FastGrid, SlotAndCountedHandoversGiveTheSameBitsAndLeaveTheCountersZero) {
+  KS_REQUIRE_GPU();
+  const ReduceVariant& slots = *registry().find("fast_grid");
+  const ReduceVariant& counted = *registry().find("fast_grid_counted");
+  int dev = 0, sms = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  Stream stream;
+  ExecContext ctx(stream.get());
+  DeviceBuffer<std::int64_t> out(1);
+  auto expect_counters_zero = [&](const std::string& what) {
+    std::vector<unsigned> c(ctx.zeroed_counter_count());
+    ASSERT_FALSE(c.empty()) << what;
+    CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+    CUDA_CHECK(cudaMemcpy(c.data(), ctx.zeroed_counters(1), c.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
+    for (std::size_t i = 0; i < c.size(); ++i) ASSERT_EQ(c[i], 0u) << what << ": counter word " << i;
+  };
+  for (DType t : all_dtypes()) {
+    const std::size_t per_block = 256 * 4 * (16 / size_of(t));  // a grid block's share: 256 threads, 4 vectors
+    // Grids of 1, 2, 33 and 257 blocks (two slots for some of the last block's threads), the resident grid and
+    // more than it (grid-stride loops), with ragged ends.
+    const std::vector<std::size_t> lengths = test::small_if_asked(std::vector<std::size_t>{
+        per_block - 3, per_block + 1, 33 * per_block - 5, 257 * per_block + 7, std::size_t(sms) * 8 * per_block + 9});
+    ReduceData data(t, Op::Sum, lengths.back(), choose_seed());
+    for (std::size_t n : lengths) {
+      const std::string what = std::string(to_string(t)) + " n " + std::to_string(n);
+      Value got[2];
+      int k = 0;
+      for (const ReduceVariant* v : {&slots, &counted, &slots}) {
+        run(*v, ReduceCall{t, Op::Sum, data.device(), n, out.data(), kDefaultBlock}, ctx);
+        const Value value = read_value(t, out.data(), stream.get());
+        expect_counters_zero(what + " after " + v->info.name);
+        if (k < 2) got[k] = value;
+        else EXPECT_TRUE(value.bitwise_equal(got[0])) << what << ": the second slot run " << value.str();
+        ++k;
+      }
+      EXPECT_TRUE(got[0].bitwise_equal(got[1])) << what << ": slots " << got[0].str() << ", counted " << got[1].str();
+      const Reference ref = host_reference(t, Op::Sum, data.host(), n);
+      const ReduceCheck c = check_result(ref, got[0], n, data.seed());
+      EXPECT_TRUE(c.ok) << what << ": " << c.report;
+    }
+  }
+}
 
 TEST(FastCompensated, WithinAFewUlpOnIllConditionedInput) {
   KS_REQUIRE_GPU();
