@@ -91,7 +91,7 @@ INSTANTIATE_TEST_SUITE_P(Variants, FastReduce,
 
 // The grid path's two handovers (tagged slots on sm_90, stored partials and a count elsewhere) merge the
 // partials in the same order, so they give the same bits; both leave the context's counters (and the slots
-// among them) zero for the next launch, whatever ran before.
+// among them) zero, so that either (or any other user of the counters) can follow the other.
 TEST(FastGrid, SlotAndCountedHandoversGiveTheSameBitsAndLeaveTheCountersZero) {
   KS_REQUIRE_GPU();
   const ReduceVariant& slots = *registry().find("fast_grid");
@@ -111,8 +111,8 @@ TEST(FastGrid, SlotAndCountedHandoversGiveTheSameBitsAndLeaveTheCountersZero) {
   };
   for (DType t : all_dtypes()) {
     const std::size_t per_block = 256 * 4 * (16 / size_of(t));  // a grid block's share: 256 threads, 4 vectors
-    // Grids of 1, 2, 33 and 257 blocks (two slots for some of the last block's threads), the resident grid and
-    // more than it (grid-stride loops), with ragged ends.
+    // Grids of 1, 2, 33 and 258 blocks (two slots for some of the last block's threads), then the resident grid
+    // over more than its share (grid-stride loops), with ragged ends.
     const std::vector<std::size_t> lengths = test::small_if_asked(std::vector<std::size_t>{
         per_block - 3, per_block + 1, 33 * per_block - 5, 257 * per_block + 7, std::size_t(sms) * 8 * per_block + 9});
     ReduceData data(t, Op::Sum, lengths.back(), choose_seed());
