@@ -280,6 +280,11 @@ __global__ void __launch_bounds__(kBlock, 4) fast_grid_kernel(const T* __restric
 template <class T, Op op, class Sum, int Block>
 __global__ void __launch_bounds__(Block, 1) fast_block_kernel(const T* __restrict__ in, std::size_t n, Acc<T>* out) {
   follow_predecessor();
+#ifdef KS_FAST_SM90
+  // A block may write into block 0's shared memory only once block 0 has started: every thread arrives at the
+  // cluster barrier as it starts and waits there before the write (by then, after the loads, a formality).
+  if (gridDim.x > 1) asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
+#endif
   Sum acc = thread_share<T, op, Sum>(in, n, static_cast<std::size_t>(blockIdx.x) * Block + threadIdx.x,
                                      static_cast<std::size_t>(gridDim.x) * Block);
   acc = block_merge<Block>(acc);
@@ -291,6 +296,7 @@ __global__ void __launch_bounds__(Block, 1) fast_block_kernel(const T* __restric
   __shared__ Sum block_partials[kMaxCluster];  // block 0's copy receives every block's partial
   namespace cg = cooperative_groups;
   cg::cluster_group cluster = cg::this_cluster();
+  asm volatile("barrier.cluster.wait.aligned;\n" ::: "memory");
   if (threadIdx.x == 0) *cluster.map_shared_rank(&block_partials[blockIdx.x], 0) = acc;
   cluster.sync();  // release by every block, acquire by every block: block 0 sees all partials
   if (blockIdx.x != 0 || threadIdx.x != 0) return;
