@@ -213,6 +213,9 @@ void read_blocks_per_sm(dmma::Target& t, int device) {
 dmma::Target read_target(int device) {
   dmma::Target t;
   CUDA_CHECK(cudaDeviceGetAttribute(&t.sm_count, cudaDevAttrMultiProcessorCount, device));
+  int l2 = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
+  t.l2_bytes = l2;
   cudaFuncAttributes fa{};
   // The virtual architecture the code that runs here was compiled from (JIT from older PTX keeps it).
   CUDA_CHECK(cudaFuncGetAttributes(&fa, dmma_kernel<TileOf<dmma::split_k_shape(), 1, Instr::K4>>));

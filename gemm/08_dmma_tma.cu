@@ -10,7 +10,10 @@
 // Two tile forms (struct Tile): the consumer warps cover the tile once and all read every stage (128 x 128,
 // eight warps), or two k-groups of warps each cover the whole tile and take alternate stages, adding their
 // accumulators through shared memory at the tile's end (128 x 64, eight warps: one tile per SM where C has
-// about as many tiles as SMs, as at 1024^3, without a split-K partial in global memory).
+// about as many tiles as SMs, as at 1024^3, without a split-K partial in global memory). A warp holds a 64 x 32
+// piece of C, or 32 x 32 in the 32-wide tiles: the 128 x 32 and 32 x 128 tiles serve C of 9 to 32 columns or rows,
+// where the product streams the large operand from DRAM and 64-wide tiles would double the tensor cores' work on
+// padding (docs/gemm-notes.md, step 37).
 //
 // Shared memory, one stage (BM x BK of op(A), BK x BN of op(B)), everything in 128-byte rows swizzled by the
 // TMA's 128-byte pattern (the 16-byte chunk c of row r lands at chunk c ^ (r % 8); rows grouped in 1024-byte
@@ -87,25 +90,31 @@ template <int BM_, int BN_, int BK_, int STAGES_, int MIN_BLOCKS_, int KGROUPS_ 
 struct Tile {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, STAGES = STAGES_, kMinBlocks = MIN_BLOCKS_, KGROUPS = KGROUPS_;
   static constexpr bool TA = TA_, TB = TB_, kStoreTma = STORE_TMA_;
-  static constexpr int WARPS_M = BM / 64, WARPS_N = BN / 32;  // a group's warps, each a 64 x 32 piece of C
-  static constexpr int MT = 4, NT = 4;                        // 16x8 mma tiles per consumer warp
+  // A group's warps, each a kWarpRows x 32 piece of C: 64 rows, or 32 in the 32-wide tiles (128 x 32 and 32 x 128,
+  // for C of 9 to 32 columns or rows, where 64-wide pieces would be half padding and double the tensor cores' work on
+  // a DRAM-bound product), so that those have four warps a group as well (a 128 x 32 tile of two 64 x 32 warps ran
+  // 6-18% slower than the 32 x 128 one on the transposed products; docs/gemm-notes.md, step 37).
+  static constexpr int kWarpRows = BM == 32 || BN == 32 ? 32 : 64;
+  static constexpr int WARPS_M = BM / kWarpRows, WARPS_N = BN / 32;
+  static constexpr int MT = kWarpRows / 16, NT = 4;           // 16x8 mma tiles per consumer warp
+  static constexpr int kWarpAcc = MT * NT * 4;                // accumulators per lane
   static constexpr int kTileWarps = WARPS_M * WARPS_N;        // one group: the warps that read a stage
   static constexpr int kConsumerWarps = kTileWarps * KGROUPS;
   static constexpr int kThreads = 128 + 32 * kConsumerWarps;  // the producer warpgroup, then the consumers
   static constexpr int kABytes = BM * BK * 8, kBBytes = BN * BK * 8, kStageBytes = kABytes + kBBytes;
   static constexpr int kRedRounds = 2;
-  static constexpr int kRedBytes = KGROUPS > 1 ? kTileWarps * 32 * MT * NT * 4 * 8 / kRedRounds : 0;
+  static constexpr int kRedBytes = KGROUPS > 1 ? kTileWarps * 32 * kWarpAcc * 8 / kRedRounds : 0;
   static constexpr int kStoreBytes = kStoreTma ? BM * BN * 8 : 0;  // C staged for the TMA stores, a warp's 16 KB each
   static constexpr int kSmemBytes = STAGES * kStageBytes + kRedBytes + kStoreBytes + 1024;  // + alignment to 1024
   // Registers per thread after setmaxnreg: the producer keeps 24 (the least), the consumers take the rest.
   static constexpr int kProducerRegs = 24;
   static constexpr int kConsumerRegs =
       std::min(256, (65536 / kMinBlocks - 128 * kProducerRegs) / (32 * kConsumerWarps) / 8 * 8);
-  static_assert(BM % 64 == 0 && BN % 32 == 0 && BK % 16 == 0 && BN <= 256, "whole warp tiles and boxes");
+  static_assert((BM % 64 == 0 || BM == 32) && BN % 32 == 0 && BK % 16 == 0 && BN <= 256, "whole warp tiles and boxes");
   static_assert(kConsumerWarps % 4 == 0, "consumers form whole warpgroups (setmaxnreg)");
   static_assert(KGROUPS == 1 || (KGROUPS == 2 && STAGES % 2 == 0 && MT % kRedRounds == 0),
                 "two groups take alternate stages of an even count");
-  static_assert(!kStoreTma || KGROUPS == 1, "C staged by the one group that covers the tile");
+  static_assert(!kStoreTma || (KGROUPS == 1 && MT == 4), "C staged by the one group that covers the tile, 64 x 32 a warp");
 };
 
 // ---- the instructions (PTX ISA: mbarrier, cp.async.bulk.tensor, setmaxnreg) ----
@@ -188,7 +197,7 @@ __device__ __forceinline__ auto& acc_q(A& acc, int q) {
 
 template <class T>
 __device__ __forceinline__ double* partial_slot(double* partials, int o, int cw) {
-  return partials + (static_cast<size_t>(o) * T::kTileWarps + cw) * (T::MT * T::NT * 4 * 32);
+  return partials + (static_cast<size_t>(o) * T::kTileWarps + cw) * (T::kWarpAcc * 32);
 }
 
 // The warp's stores (each lane's, to global memory) before the flag of (block v, warp cw) rises: the warp barrier
@@ -222,7 +231,7 @@ __device__ __forceinline__ void write_partial(const double (&acc)[T::MT][T::NT][
                                               int v, int cw, int lane) {
   double* slot = partial_slot<T>(partials, v, cw);
 #pragma unroll
-  for (int q = 0; q < T::MT * T::NT * 4; ++q) __stcg(slot + q * 32 + lane, acc_q<T>(acc, q));
+  for (int q = 0; q < T::kWarpAcc; ++q) __stcg(slot + q * 32 + lane, acc_q<T>(acc, q));
   raise_flag<T>(sync, v, cw, lane);
 }
 
@@ -232,7 +241,7 @@ __device__ __forceinline__ void add_partial(double (&acc)[T::MT][T::NT][4], doub
   take_flag<T>(sync, o, cw, lane);
   const double* slot = partial_slot<T>(partials, o, cw);
 #pragma unroll
-  for (int q = 0; q < T::MT * T::NT * 4; ++q) acc_q<T>(acc, q) += __ldcg(slot + q * 32 + lane);
+  for (int q = 0; q < T::kWarpAcc; ++q) acc_q<T>(acc, q) += __ldcg(slot + q * 32 + lane);
 }
 
 // ---- split-K in clusters (gemm/stream_k.hpp, kClusterSize): the blocks of a cluster hold consecutive shares of one
@@ -284,12 +293,12 @@ __device__ __forceinline__ void tile_sync() {
   asm volatile("barrier.sync 2, %0;\n" ::"n"(T::kTileWarps * 32) : "memory");
 }
 
-// C(i, j) of fragment-order element e of tile (tm, tn) (write_partial's layout: ((warp * 64 + q) * 32 + lane)).
+// C(i, j) of fragment-order element e of tile (tm, tn) (write_partial's layout: ((warp * kWarpAcc + q) * 32 + lane)).
 template <class T>
 __device__ __forceinline__ void fragment_place(int e, int tm, int tn, int& i, int& j) {
-  const int lane = e % 32, q = e / 32 % 64, w = e / (64 * 32);
+  const int lane = e % 32, q = e / 32 % T::kWarpAcc, w = e / (T::kWarpAcc * 32);
   const int mt = q / (T::NT * 4), nt = q / 4 % T::NT, r = q % 4;
-  i = tm * T::BM + (w % T::WARPS_M) * 64 + mt * 16 + 8 * (r / 2) + lane / 4;
+  i = tm * T::BM + (w % T::WARPS_M) * T::kWarpRows + mt * 16 + 8 * (r / 2) + lane / 4;
   j = tn * T::BN + (w / T::WARPS_M) * 32 + nt * 8 + 2 * (lane % 4) + r % 2;
 }
 
@@ -302,14 +311,14 @@ template <class T>
 __device__ __forceinline__ void cluster_combine(const GemmArgs& a, const double (&acc)[T::MT][T::NT][4], double* part,
                                                 uint32_t ready, uint32_t done, double* partials, unsigned* sync, int v,
                                                 const stream_k::Plan::Share& share, int tm, int tn, int tw, int lane) {
-  constexpr int kParts = T::kTileWarps * 32 * T::MT * T::NT * 4, kThreads = T::kTileWarps * 32;
+  constexpr int kParts = T::kTileWarps * 32 * T::kWarpAcc, kThreads = T::kTileWarps * 32;
   constexpr int kSlice = kParts / stream_k::kClusterSize, kPer = kSlice / kThreads;
   static_assert(kPer * kThreads * stream_k::kClusterSize == kParts, "whole slices");
   static_assert(kParts * 8 <= T::STAGES * T::kStageBytes + T::kRedBytes + T::kStoreBytes, "a partial fits the stages");
   tile_sync<T>();  // every warp's last fragment loads are done: the stages can be overwritten
 #pragma unroll
-  for (int q = 0; q < T::MT * T::NT * 4; ++q)
-    part[(tw * 64 + q) * 32 + lane] = acc_q<T>(acc, q);
+  for (int q = 0; q < T::kWarpAcc; ++q)
+    part[(tw * T::kWarpAcc + q) * 32 + lane] = acc_q<T>(acc, q);
   tile_sync<T>();
   const int i = tw * 32 + lane;
   if (i == 0) cluster_arrive_all(ready);
@@ -418,7 +427,7 @@ __device__ __forceinline__ void add_groups(double (&acc)[T::MT][T::NT][4], doubl
   }
 }
 
-// A consumer warp's 64 x 32 piece of C: accumulator [mt][nt][r] is C(i0 + 16 mt + 8 (r / 2), j0 + 8 nt + r % 2).
+// A consumer warp's kWarpRows x 32 piece of C: accumulator [mt][nt][r] is C(i0 + 16 mt + 8 (r / 2), j0 + 8 nt + r % 2).
 // Tiles inside C (`inside`) take 8 column pointers and the elements at immediate offsets, beta tested once: the
 // guarded form, each element with its own bounds test and 64-bit address, is 2,750 instructions of straight-line
 // code that every warp runs once and waits for in the instruction cache. Edge tiles
@@ -617,7 +626,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         b_off[j] = tma_swizzled(g, r);
       }
       // This warp's rows of op(A) in stage 0 (boxes of rows, or rows of boxes) and its columns of op(B).
-      const double* a_warp = smem + (T::TA ? wm * 64 * 16 : wm * T::MT * 16 * T::BK);
+      const double* a_warp = smem + (T::TA ? wm * T::kWarpRows * 16 : wm * T::MT * 16 * T::BK);
       const double* b_warp = smem + T::kABytes / 8 + (T::TB ? wn * 2 * 16 * T::BK : wn * 32 * 16);
       int stage = 0;
       uint32_t phase = 0;
@@ -672,12 +681,12 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         }
         if constexpr (T::kStoreTma) {
           if (c_by_tma) {
-            store_tile_tma<T>(a, acc, &map_c, staging + tw * (64 * 32), tm * T::BM + wm * 64, tn * T::BN + wn * 32,
+            store_tile_tma<T>(a, acc, &map_c, staging + tw * (64 * 32), tm * T::BM + wm * T::kWarpRows, tn * T::BN + wn * 32,
                               lane);
             continue;
           }
         }
-        store_tile<T>(a, acc, tm * T::BM + wm * 64 + g, tn * T::BN + wn * 32 + 2 * t,
+        store_tile<T>(a, acc, tm * T::BM + wm * T::kWarpRows + g, tn * T::BN + wn * 32 + 2 * t,
                       (tm + 1) * T::BM <= a.M && (tn + 1) * T::BN <= a.N);
       }
       // The shared memory the TMA stores read must outlive them, and their writes must be done when the kernel is.
@@ -992,7 +1001,7 @@ bool dmma::tma_rule_runs_tma(const GemmArgs& a) { return rule_pick(a, readiness(
 KS_GEMM_VARIANT({.info = {.name = "dmma_tma",
                           .summary = "FP64 tensor cores fed by the TMA: producer warp, mbarrier stages, setmaxnreg, "
                                      "persistent grid, stream-K last wave, split-K for small C summed in a Fenwick tree "
-                                     "or in clusters through distributed shared memory; 128x128, or 128x64 or 64x128 with two k-groups, or dmma, or the skinny FP64-FMA kernel for C of at "
+                                     "or in clusters through distributed shared memory; 128x128, or 128x64, 64x128, 128x32 or 32x128 with two k-groups, or dmma, or the skinny FP64-FMA kernel for C of at "
                                      "most 8 rows or columns, where the rule says; operands with an odd leading "
                                      "dimension copied first where that pays",
                           .min_cc = kTmaCc,

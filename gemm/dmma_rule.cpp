@@ -116,11 +116,20 @@ double tma_copy_factor(int M, int N, int K, double tma, long long copied) {
   return 1 / (1 + 16.0 * static_cast<double>(copied) * kTmaFlopsPerCopiedByte * tma / product_flops);
 }
 
+bool tma_reads_once(int M, int N, int K, const Target& t, int tile) {
+  const TmaTile& s = kTmaTiles[tile];
+  const auto fits = [&](long long rows, long long cols) { return rows * cols * 8 <= t.l2_bytes; };
+  if (s.bm == kTmaThinSide && (M + s.bm - 1) / s.bm > 1 && !fits(K, N)) return false;  // B again per row of tiles
+  if (s.bn == kTmaThinSide && (N + s.bn - 1) / s.bn > 1 && !fits(M, K)) return false;  // A again per column of tiles
+  return true;
+}
+
 int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileCount], long long copied,
              std::string* why) {
   int best = -1;
   double tma = 0;
   for (int i = 0; i < kTmaTileCount; ++i) {
+    if (!tma_reads_once(M, N, K, t, i)) continue;
     const double v = tma_score(M, N, K, t, ready[i], true, i);
     if (v > tma) {
       tma = v;

@@ -101,6 +101,12 @@ struct Config {
 //     shared memory), for C of at most 64 rows (64 x 16384 is 128 of its tiles, one per SM, where 128-row tiles
 //     would be half padding): 1.00, as the 128 x 64 kernel (106.0% of cuBLAS at 64 x 16384 x 16384, where the rule
 //     ran the 128 x 64 one at 95.3% before; docs/gemm-notes.md, step 28).
+//   128 x 32 x 32 and 32 x 128 x 32, two k-groups of four warps with 32 x 32 pieces of C: for C of 9 to 32 columns
+//     or rows, where the product streams the large operand from DRAM and a 64-wide tile would double the tensor
+//     cores' work on padding (8192 x 32 x 8192: 98.8% of cuBLAS against the 128 x 64 kernel's 92.8%; 32 x 8192 x
+//     8192: 100.8% against 92.8%). 0.85: 84.6% and 78.1-86.2% of cuBLAS at 4096^3 against the 128 x 128 kernel's
+//     103%, where they read three times the bytes per flop from L2. The rule takes them only where they read
+//     each operand once from DRAM (tma_reads_once); docs/gemm-notes.md, step 37.
 struct TmaTile {
   int bm, bn, bk;
   int stages;
@@ -125,8 +131,16 @@ inline constexpr TmaTile kTmaTiles[] = {
      "dmma_tma, 64x128x32 tiles, 4 stages, two consumer warpgroups taking alternate k-tiles, one block per SM"},
     {128, 128, 16, 3, 1, 1, true, 0, 0, "128x128x16, TMA store", "128x128_tmastore",
      "dmma_tma, 128x128x16 tiles, 3 stages, C staged in shared memory and written by TMA stores"},
+    {128, 32, 32, 4, 1, 2, false, 0.85, 0.85, "128x32x32, 2 k-groups", "128x32_k32_2g",
+     "dmma_tma, 128x32x32 tiles, 4 stages, two consumer warpgroups of 32 x 32 warp tiles taking alternate k-tiles "
+     "(C of 9 to 32 columns)"},
+    {32, 128, 32, 4, 1, 2, false, 0.85, 0.85, "32x128x32, 2 k-groups", "32x128_k32_2g",
+     "dmma_tma, 32x128x32 tiles, 4 stages, two consumer warpgroups of 32 x 32 warp tiles taking alternate k-tiles "
+     "(C of 9 to 32 rows)"},
 };
 inline constexpr int kTmaShallowDepth = 256;
+// The 32-wide tiles' side (128 x 32 and 32 x 128; the kernel's warps hold 32 x 32 pieces of C there).
+inline constexpr int kTmaThinSide = 32;
 inline constexpr int kTmaTileCount = static_cast<int>(std::size(kTmaTiles));
 
 // What the rule needs to know about the GPU.
@@ -139,6 +153,7 @@ struct Target {
   // 0: none, the Fenwick tree only). Filled by dmma_tma's rule from the occupancy calculator, as its launches plan
   // with them (an H100: 30 clusters of 4 for the one-block-per-SM tiles).
   std::array<int, kTmaTileCount> tma_cluster_slots{};
+  long long l2_bytes = 0;  // the L2 cache (0: unknown, taken as none)
 };
 
 // The tile configuration for an M x N x K product (the "dmma" variant's rule). Each shape with a speed is
@@ -242,8 +257,15 @@ inline constexpr double kMaxCombineShare = 0.25;
 // 256 x 256 x 8192: dmma 97.9% against 75.4%).
 inline constexpr double kDmmaSplitKPrice = 0.87;
 
-// dmma_tma's rule: the TMA tile with the best score where it beats every dmma configuration's (choose() with wide
-// loads) and, where both split K, its combine is short enough (kMaxCombineShare); -1 for dmma's choice.
+// Whether the rule may run TMA tile `tile` for an M x N x K product as far as DRAM traffic goes: a 32-wide tile
+// (kTmaThinSide) reads the other operand once per tile along its 32-wide side, each at its own point of K under a
+// stream-K or split-K schedule, so where C has more than one such tile that operand must fit in the L2 (Target::l2_bytes).
+// Measured on an H100 (docs/gemm-notes.md, step 37): 32 x 128 tiles at 96 x 8192 x 8192 ran 67.6% of cuBLAS (B, 537 MB,
+// read three times) where 128 x 64 ones ran 106.8%; at 256 x 256 x 16384 (B 34 MB) 93.7% against dmma's 86.8%.
+bool tma_reads_once(int M, int N, int K, const Target& t, int tile);
+
+// dmma_tma's rule: the TMA tile with the best score among those that read their operands once (tma_reads_once) where
+// it beats every dmma configuration's (choose() with wide loads) and, where both split K, its combine is short enough (kMaxCombineShare); -1 for dmma's choice.
 // `ready[i]`: whether tile i's kernel loads on this device. `copied`: the elements of the operands the TMA cannot
 // describe as stored (0: none), which the TMA tiles copy first, so that their score is times tma_copy_factor and
 // dmma's is with its 8-byte copies. `why` (when not null) gets the reason in words, for the row's note.

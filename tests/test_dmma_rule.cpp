@@ -21,7 +21,7 @@ namespace {
 // An H100 as the rule sees it: 132 SMs, sm_90 code, and the blocks per SM the occupancy calculator reported
 // there for each row of the shape table.
 dmma::Target h100() {
-  dmma::Target t{.sm_count = 132, .code_arch = 90};
+  dmma::Target t{.sm_count = 132, .code_arch = 90, .l2_bytes = 50LL << 20};
   for (int s = 0; s < dmma::kShapeCount; ++s) {
     const dmma::Shape& sh = dmma::kShapes[s];
     t.blocks_per_sm[s] = sh.bm == 128 && sh.bn == 128 ? 1 : sh.bm == 128 ? 2 : 3;
@@ -59,7 +59,7 @@ TEST(DmmaTmaTiles, TheTableIsConsistent) {
   for (int i = 0; i < dmma::kTmaTileCount; ++i) {
     const dmma::TmaTile& t = dmma::kTmaTiles[i];
     EXPECT_EQ(t.bk % 16, 0) << t.name;
-    EXPECT_EQ(t.bm % 64, 0) << t.name;  // consumer warps hold 64 x 32 pieces of C
+    EXPECT_TRUE(t.bm % 64 == 0 || t.bm == 32) << t.name;  // consumer warps hold 64 x 32 or 32 x 32 pieces of C
     EXPECT_EQ(t.bn % 32, 0) << t.name;
     EXPECT_GE(t.stages, t.kgroups) << t.name;  // each group takes alternate stages
     EXPECT_TRUE(names.insert(t.variant).second) << t.variant;
@@ -228,11 +228,41 @@ TEST(DmmaTmaRule, TmaWhereItScoresAboveDmmaAndCanRun) {
   EXPECT_NEAR(dmma::tma_score(256, 256, 65536, t, true, true, 1),
               8.0 * 2048 / (132 * (128 + 4 * stream_k::kPartialCost)), 1e-12);
   EXPECT_EQ(dmma::tma_pick(256, 256, 65536, t, both, 0, &why), 1) << why;
-  // K = 16384 scores the TMA kernel higher (32 + 16 k-tiles: 0.646 against 0.594), but its combine is a third of
-  // that: dmma's split-K, which measured faster there.
+  // K = 16384 scores the 128 x 64 kernel higher (32 + 16 k-tiles: 0.646 against 0.594), but its combine is a third
+  // of that: without the 32-wide tiles, dmma's split-K, which measured faster there than the 64-wide tiles.
   EXPECT_GT(dmma::tma_score(256, 256, 16384, t, true, true, 1), dmma::split_score(256, 256, dmma::choose(256, 256, 16384, t), t, true));
-  EXPECT_EQ(dmma::tma_pick(256, 256, 16384, t, both, 0, &why), -1) << why;
+  bool wide_tiles[dmma::kTmaTileCount];
+  for (int i = 0; i < dmma::kTmaTileCount; ++i)
+    wide_tiles[i] = dmma::kTmaTiles[i].bm != dmma::kTmaThinSide && dmma::kTmaTiles[i].bn != dmma::kTmaThinSide;
+  EXPECT_EQ(dmma::tma_pick(256, 256, 16384, t, wide_tiles, 0, &why), -1) << why;
   EXPECT_NE(why.find("too finely"), std::string::npos) << why;
+  // With them: 16 tiles of 128 x 32 split 8 ways, a combine short enough (measured 96.4% of cuBLAS against dmma's
+  // 87.1%); A and B (32 MiB each) fit in the L2, so reading one of them once per tile row or column stays there.
+  const int cols32 = static_cast<int>(std::find_if(std::begin(dmma::kTmaTiles), std::end(dmma::kTmaTiles),
+                                                   [](const dmma::TmaTile& x) { return x.bn == dmma::kTmaThinSide; }) -
+                                      std::begin(dmma::kTmaTiles));
+  const int rows32 = static_cast<int>(std::find_if(std::begin(dmma::kTmaTiles), std::end(dmma::kTmaTiles),
+                                                   [](const dmma::TmaTile& x) { return x.bm == dmma::kTmaThinSide; }) -
+                                      std::begin(dmma::kTmaTiles));
+  ASSERT_LT(cols32, dmma::kTmaTileCount);
+  ASSERT_LT(rows32, dmma::kTmaTileCount);
+  EXPECT_EQ(dmma::tma_pick(256, 256, 16384, t, both, 0, &why), cols32) << why;
+  EXPECT_TRUE(dmma::tma_reads_once(256, 256, 16384, t, cols32));
+  // C of 9 to 32 columns or rows: the 32-wide tiles, one tile across C's narrow side (64 tiles split 2 ways, where the
+  // 64-wide ones did twice the tensor-core work on padding: 98.8% of cuBLAS against 92.8% at 8192 x 32 x 8192).
+  EXPECT_EQ(dmma::tma_pick(8192, 32, 8192, t, both, 0, &why), cols32) << why;
+  EXPECT_EQ(dmma::tma_pick(32, 8192, 8192, t, both, 0, &why), rows32) << why;
+  EXPECT_EQ(dmma::tma_pick(16384, 16, 16384, t, both, 0, &why), cols32) << why;
+  // 96 rows would be three tiles of 32 rows, each reading B (512 MiB, past the L2) on its own: not the 32-row tile
+  // (67.8% of cuBLAS measured) but the 128 x 128 one (106.4%). Without an L2, only one tile across.
+  EXPECT_FALSE(dmma::tma_reads_once(96, 8192, 8192, t, rows32));
+  EXPECT_TRUE(dmma::tma_reads_once(96, 8192, 8192, t, cols32));  // A again per column of tiles, but A is 6 MiB
+  EXPECT_NE(dmma::tma_pick(96, 8192, 8192, t, both, 0, &why), rows32) << why;
+  EXPECT_FALSE(dmma::tma_reads_once(8192, 96, 8192, t, cols32));
+  dmma::Target no_l2 = t;
+  no_l2.l2_bytes = 0;
+  EXPECT_FALSE(dmma::tma_reads_once(256, 256, 16384, no_l2, cols32));
+  EXPECT_TRUE(dmma::tma_reads_once(8192, 32, 8192, no_l2, cols32));
   EXPECT_EQ(dmma::tma_pick(128, 128, 262144, t, both, 0, &why), 1) << why;  // 2 tiles, 64 ways: 128 + 24
   // dmma's split-K score priced for its second kernel (kDmmaSplitKPrice): at 128 x 1024 x 16384 its 0.892 becomes
   // 0.776, below the TMA kernels' 0.817 (measured: 103.9% of cuBLAS against 93.7%), and likewise for the transpose

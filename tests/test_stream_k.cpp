@@ -241,5 +241,29 @@ TEST(DmmaTmaStreamK, SixtyFourRowsEverySchedulePassesRepeatedly) {
                          {{1000, 1000, 1000, 1002, 1004, 1003}, 0.0, "128 whole tiles on 128 blocks"}});
 }
 
+// The 32-wide tiles (C of 9 to 32 columns or rows): 128 x 32 with two k-groups of two warps, and 32 x 128 with two
+// of four warps whose pieces of C are 32 x 32 (the partials' and clusters' fragment order at two mma rows a warp).
+TEST(DmmaTmaStreamK, ThirtyTwoColumnsEverySchedulePassesRepeatedly) {
+  expect_schedules_pass("dmma_tma_128x32_k32_2g",
+                        {{{2900, 3000, 300, 2902, 302, 2901}, 0.5, "stream-K: 1980 whole tiles, 182 shared by 132 blocks"},
+                         {{640, 64, 2000}, 0.0, "10 tiles, K split 8 ways"},
+                         {{130, 30, 30000, 131, 30002, 133}, -1.0, "2 tiles, K split 60 ways in clusters of 4"},
+                         {{2048, 20, 4000}, -1.0, "16 tiles, K split 8 ways"},
+                         {{200, 70, 20000, 202, 20002, 203}, -1.0, "6 tiles, K split 22 ways"},
+                         {{1400, 1536, 200, 1402}, 0.0, "528 whole tiles on 132 blocks"},
+                         {{3000, 1, 5000, 3000, 5001}, 0.5, "24 tiles, K split 5 ways"}});
+}
+
+TEST(DmmaTmaStreamK, ThirtyTwoRowsEverySchedulePassesRepeatedly) {
+  expect_schedules_pass("dmma_tma_32x128_k32_2g",
+                        {{{3000, 2900, 300, 3002, 302, 3001}, 0.5, "stream-K: 1980 whole tiles, 182 shared by 132 blocks"},
+                         {{64, 640, 2000}, 0.0, "10 tiles, K split 8 ways"},
+                         {{30, 130, 30000, 31, 30002, 33}, 0.5, "2 tiles, K split 60 ways in clusters of 4"},
+                         {{20, 2048, 4000}, -1.0, "16 tiles, K split 8 ways"},
+                         {{70, 200, 20000, 72, 20002, 71}, -1.0, "6 tiles, K split 22 ways"},
+                         {{1536, 1400, 200, 1538}, 0.0, "528 whole tiles on 132 blocks"},
+                         {{1, 3000, 5000, 2}, -1.0, "24 tiles, K split 5 ways"}});
+}
+
 }  // namespace
 }  // namespace ks::gemm
