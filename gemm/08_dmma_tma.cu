@@ -93,7 +93,7 @@ struct Tile {
   // A group's warps, each a kWarpRows x 32 piece of C: 64 rows, or 32 in the 32-wide tiles (128 x 32 and 32 x 128,
   // for C of 9 to 32 columns or rows, where 64-wide pieces would be half padding and double the tensor cores' work on
   // a DRAM-bound product), so that those have four warps a group as well (a 128 x 32 tile of two 64 x 32 warps ran
-  // 6-18% slower than the 32 x 128 one on the transposed products; docs/gemm-notes.md, step 37).
+  // up to 15% slower than the 32 x 128 one; docs/gemm-notes.md, step 37).
   static constexpr int kWarpRows = BM == 32 || BN == 32 ? 32 : 64;
   static constexpr int WARPS_M = BM / kWarpRows, WARPS_N = BN / 32;
   static constexpr int MT = kWarpRows / 16, NT = 4;           // 16x8 mma tiles per consumer warp
