@@ -259,13 +259,15 @@ inline constexpr double kDmmaSplitKPrice = 0.87;
 
 // Whether the rule may run TMA tile `tile` for an M x N x K product as far as DRAM traffic goes: a 32-wide tile
 // (kTmaThinSide) reads the other operand once per tile along its 32-wide side, each at its own point of K under a
-// stream-K or split-K schedule, so where C has more than one such tile that operand must fit in the L2 (Target::l2_bytes).
-// Measured on an H100 (docs/gemm-notes.md, step 37): 32 x 128 tiles at 96 x 8192 x 8192 ran 67.6% of cuBLAS (B, 537 MB,
-// read three times) where 128 x 64 ones ran 106.8%; at 256 x 256 x 16384 (B 34 MB) 93.7% against dmma's 86.8%.
+// stream-K or split-K schedule, so where C has more than one such tile that operand must fit in the L2
+// (Target::l2_bytes). Measured on an H100 (docs/gemm-notes.md, step 37): 32 x 128 tiles at 96 x 8192 x 8192 ran 67.6%
+// of cuBLAS (B, 537 MB, read three times) where 128 x 64 ones ran 106.8%; at 256 x 256 x 16384 (A and B 34 MB each)
+// 128 x 32 tiles ran 94.2-96.4% against dmma's 86.8-87.1%.
 bool tma_reads_once(int M, int N, int K, const Target& t, int tile);
 
 // dmma_tma's rule: the TMA tile with the best score among those that read their operands once (tma_reads_once) where
-// it beats every dmma configuration's (choose() with wide loads) and, where both split K, its combine is short enough (kMaxCombineShare); -1 for dmma's choice.
+// it beats every dmma configuration's (choose() with wide loads) and, where both split K, its combine is short
+// enough (kMaxCombineShare); -1 for dmma's choice.
 // `ready[i]`: whether tile i's kernel loads on this device. `copied`: the elements of the operands the TMA cannot
 // describe as stored (0: none), which the TMA tiles copy first, so that their score is times tma_copy_factor and
 // dmma's is with its 8-byte copies. `why` (when not null) gets the reason in words, for the row's note.
