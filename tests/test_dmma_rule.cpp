@@ -29,6 +29,13 @@ dmma::Target h100() {
   return t;
 }
 
+// The first row of dmma::kTmaTiles that `pred` accepts (kTmaTileCount where none does).
+template <class Pred>
+int tma_tile_where(Pred pred) {
+  return static_cast<int>(std::find_if(std::begin(dmma::kTmaTiles), std::end(dmma::kTmaTiles), pred) -
+                          std::begin(dmma::kTmaTiles));
+}
+
 TEST(DmmaShapes, TheTableIsConsistent) {
   int split_shapes = 0;
   for (int s = 0; s < dmma::kShapeCount; ++s) {
@@ -238,12 +245,8 @@ TEST(DmmaTmaRule, TmaWhereItScoresAboveDmmaAndCanRun) {
   EXPECT_NE(why.find("too finely"), std::string::npos) << why;
   // With them: 16 tiles of 128 x 32 split 8 ways, a combine short enough (measured 96.4% of cuBLAS against dmma's
   // 87.1%); A and B (32 MiB each) fit in the L2, so reading one of them once per tile row or column stays there.
-  const int cols32 = static_cast<int>(std::find_if(std::begin(dmma::kTmaTiles), std::end(dmma::kTmaTiles),
-                                                   [](const dmma::TmaTile& x) { return x.bn == dmma::kTmaThinSide; }) -
-                                      std::begin(dmma::kTmaTiles));
-  const int rows32 = static_cast<int>(std::find_if(std::begin(dmma::kTmaTiles), std::end(dmma::kTmaTiles),
-                                                   [](const dmma::TmaTile& x) { return x.bm == dmma::kTmaThinSide; }) -
-                                      std::begin(dmma::kTmaTiles));
+  const int cols32 = tma_tile_where([](const dmma::TmaTile& x) { return x.bn == dmma::kTmaThinSide; });
+  const int rows32 = tma_tile_where([](const dmma::TmaTile& x) { return x.bm == dmma::kTmaThinSide; });
   ASSERT_LT(cols32, dmma::kTmaTileCount);
   ASSERT_LT(rows32, dmma::kTmaTileCount);
   EXPECT_EQ(dmma::tma_pick(256, 256, 16384, t, both, 0, &why), cols32) << why;
@@ -279,9 +282,7 @@ TEST(DmmaTmaRule, TmaWhereItScoresAboveDmmaAndCanRun) {
               0.001);
   EXPECT_EQ(dmma::tma_pick(256, 256, 8192, t, both, 0, &why), -1) << why;
   // C of 64 rows: the 64 x 128 kernel's 128 whole tiles, one per SM, against 128-row tiles half padding.
-  const int rows64 = static_cast<int>(std::find_if(std::begin(dmma::kTmaTiles), std::end(dmma::kTmaTiles),
-                                                   [](const dmma::TmaTile& x) { return x.bm == 64; }) -
-                                      std::begin(dmma::kTmaTiles));
+  const int rows64 = tma_tile_where([](const dmma::TmaTile& x) { return x.bm == 64; });
   ASSERT_LT(rows64, dmma::kTmaTileCount);
   EXPECT_NEAR(dmma::tma_score(64, 16384, 16384, t, true, true, rows64), dmma::kTmaTiles[rows64].speed * 128 / 132.0, 1e-12);
   EXPECT_EQ(dmma::tma_pick(64, 16384, 16384, t, both, 0, &why), rows64) << why;
@@ -316,9 +317,7 @@ TEST(DmmaTmaRule, TmaWhereItScoresAboveDmmaAndCanRun) {
   EXPECT_EQ(dmma::tma_score(4096, 4096, 4096, t, true, false, 1), 0.0);
   // K of at most kTmaShallowDepth: the 128 x 128 x 16 kernel (shallow speed 1.10, measured ahead of the k32 tiles
   // where writing C is most of the time); deeper, the k32 tiles as before.
-  const int k16 = static_cast<int>(std::find_if(std::begin(dmma::kTmaTiles), std::end(dmma::kTmaTiles),
-                                                [](const dmma::TmaTile& x) { return x.bm == 128 && x.bn == 128 && x.bk == 16; }) -
-                                   std::begin(dmma::kTmaTiles));
+  const int k16 = tma_tile_where([](const dmma::TmaTile& x) { return x.bm == 128 && x.bn == 128 && x.bk == 16; });
   ASSERT_LT(k16, dmma::kTmaTileCount);
   for (const auto& [M, N, K] : {std::tuple{4096, 4096, 32}, {4096, 4096, 64}, {8192, 8192, 128}, {5000, 3000, 200},
                                 {8192, 8192, dmma::kTmaShallowDepth}})
