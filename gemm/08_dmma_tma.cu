@@ -340,11 +340,27 @@ __device__ __forceinline__ void cluster_combine(const GemmArgs& a, const double 
     for (int k = 0; k < kPer; ++k) __stcg(partials + static_cast<size_t>(v) * kSlice + i + k * kThreads, sum[k]);
     raise_flag<T>(sync, v, tw, lane);
   } else {
+    // Every other cluster's flag first, one lane each, all polled at once; then their slices in share order, each
+    // cluster's kPer loads in flight together. Taking one flag and then its slice per cluster cost two round trips
+    // a cluster, one after another (docs/gemm-notes.md, step 38); more than one cluster's loads in flight made
+    // ptxas spill (160-270 bytes of stack a thread at two).
+    for (int o = lane; o < c; o += 32) {
+      unsigned* flag = sync + 1 + (v - (c - o) * stream_k::kClusterSize) * T::kTileWarps + tw;
+      for (;;) {
+        unsigned up;
+        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(up) : "l"(flag) : "memory");
+        if (up) break;
+        __nanosleep(64);
+      }
+      *flag = 0;  // consumed: the counters are zero again when the kernel ends
+    }
+    // The warp barrier orders each lane's acquire before every lane's loads below (as raise_flag's orders the
+    // stores before the release).
+    __syncwarp();
     for (int o = 0; o < c; ++o) {
-      const int src = v - (c - o) * stream_k::kClusterSize;
-      take_flag<T>(sync, src, tw, lane);
+      const double* slice = partials + static_cast<size_t>(v - (c - o) * stream_k::kClusterSize) * kSlice + i;
 #pragma unroll
-      for (int k = 0; k < kPer; ++k) sum[k] += __ldcg(partials + static_cast<size_t>(src) * kSlice + i + k * kThreads);
+      for (int k = 0; k < kPer; ++k) sum[k] += __ldcg(slice + k * kThreads);
     }
 #pragma unroll
     for (int k = 0; k < kPer; ++k) {

@@ -12,8 +12,9 @@
 // kPartialCost k-tiles, beats whole tiles (plan() below).
 //
 // Split-K. Where C has fewer tiles than blocks (a small C over a deep K: 256 x 256 x 65536 is 8 tiles of
-// 128 x 64), each tile's K is split into S equal shares, one block each, S up to kMaxSplits: tile t's shares are
-// blocks t S .. t S + S - 1, so a block touches one tile. Summing S partials in the last block would cost it S - 1
+// 128 x 64), each tile's K is split into S equal shares, one block each (S up to kMaxSplits in the tree, up to the
+// resident blocks in clusters): tile t's shares are blocks t S .. t S + S - 1, so a block touches one tile.
+// Summing S partials in the last block would cost it S - 1
 // reads of a whole tile from L2 one after another (15 x 64 KiB at 16 ways, about 9 us of one SM's L2 bandwidth
 // against a 150 us product); instead the shares combine in a Fenwick tree over i = 1 .. S (the share's index
 // + 1): share i adds the partials of shares i - 1, i - 2, i - 4, ... i - lowbit(i) / 2, each already the sum of
@@ -53,7 +54,7 @@ struct Unit {
 
 // Fewest k-tiles in one block's share: below it the partial's write and read cost more than the idle SMs.
 inline constexpr int kMinShare = 4;
-// Most shares of one tile's K where C has fewer tiles than blocks (combined in a Fenwick tree: header).
+// Most shares of one tile's K combined in the Fenwick tree (header); split-K in clusters may split further.
 inline constexpr int kMaxSplits = 64;
 // Split-K in clusters: where a tile's K is split a multiple of kClusterSize ways and the device can launch
 // clusters of that many blocks, each cluster's blocks (consecutive shares of one tile) sum their partials through
@@ -224,13 +225,15 @@ inline Plan plan(long long tiles, int k_tiles, int slots, double partial_cost = 
     consider(p);
     return best;
   }
-  // Fewer tiles than blocks: split each tile's K evenly, as many ways as pays.
-  for (long long splits = 2; splits <= kMaxSplits && tiles * splits <= slots && splits * kMinShare <= k_tiles; ++splits) {
+  // Fewer tiles than blocks: split each tile's K evenly, as many ways as pays. The tree at most kMaxSplits ways (its
+  // chain of reads grows with log2 S); clusters as far as they stay resident (their combine is two steps at any S:
+  // one tile of 128 x 128 x 262144 split 120 ways rather than 64).
+  for (long long splits = 2; tiles * splits <= slots && splits * kMinShare <= k_tiles; ++splits) {
     Plan p = whole;
     p.dp_tiles = 0;
     p.sk_blocks = static_cast<int>(tiles * splits);
     p.grid = p.sk_blocks;
-    consider(p);
+    if (splits <= kMaxSplits) consider(p);
     if (splits % kClusterSize == 0 && tiles * splits <= cluster_slots && cluster_fills(tiles, splits, slots)) {
       p.cluster = kClusterSize;
       consider(p);

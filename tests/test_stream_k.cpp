@@ -174,11 +174,18 @@ TEST(StreamK, ClusterPlansKeepEachClusterInOneTile) {
         }
       }
   EXPECT_GE(clustered, 6);
+  // Clusters split one tile further than the tree may (their combine is two steps at any S): 938 k-tiles (100 x 1 x
+  // 30000 in 128 x 128 x 32 tiles) 120 ways in 30 clusters, 8 k-tiles a share; the tree alone stops at kMaxSplits.
+  const sk::Plan deep = sk::plan(1, 938, 132, sk::kPartialCost, true, 120);
+  EXPECT_EQ(deep.cluster, sk::kClusterSize);
+  EXPECT_EQ(deep.splits(), 120);
+  EXPECT_GT(deep.splits(), sk::kMaxSplits);
+  EXPECT_LE(sk::plan(1, 938, 132, sk::kPartialCost, true, 0).splits(), sk::kMaxSplits);
 }
 
 // The TMA kernels' stream-K schedules on the GPU (test_gemm_variants' shapes reach the split ones only): the last
-// wave and the remainder shared, K split from 2 to 64 ways (the Fenwick tree's combine with and without prefix
-// roots, and in clusters of 4: 15 and 16 to a tile), and whole tiles; odd edges, padded leading dimensions, beta != 0 and beta == 0 (NaN in C's
+// wave and the remainder shared, K split from 2 to 120 ways (the Fenwick tree's combine with and without prefix
+// roots, and in clusters of 4: 15 and 30 to a tile), and whole tiles; odd edges, padded leading dimensions, beta != 0 and beta == 0 (NaN in C's
 // destination). The 128 x 128 kernel, the 128 x 64 one with two k-groups and its transpose 64 x 128, whose
 // partials are the first group's sum after the groups' exchange. Each product runs three times on one context
 // from a poisoned C: the flags and the ticket counter must be zero again after every launch, or a later owner
@@ -214,7 +221,7 @@ TEST(DmmaTmaStreamK, EverySchedulePassesRepeatedly) {
                          {{640, 1000, 2000}, 0.0, "40 tiles, K split 3 ways"},
                          {{2048, 64, 4000}, -1.0, "16 tiles, K split 8 ways"},
                          {{300, 200, 9000, 302, 9002, 301}, 0.5, "6 tiles, K split 22 ways"},
-                         {{100, 1, 30000}, 0.0, "1 tiles, K split 64 ways in clusters of 4"},
+                         {{100, 1, 30000}, 0.0, "1 tiles, K split 120 ways in clusters of 4"},
                          {{200, 100, 30000, 201, 30001, 202}, 0.5, "2 tiles, K split 60 ways in clusters of 4"},
                          {{1400, 1536, 200, 1402}, 0.0, "132 whole tiles"}});
 }
@@ -224,6 +231,7 @@ TEST(DmmaTmaStreamK, TwoKGroupsEverySchedulePassesRepeatedly) {
                         {{{2900, 3000, 300, 2902, 302, 2901}, 0.5, "stream-K: 924 whole tiles, 157 shared by 132 blocks"},
                          {{640, 512, 2000}, 0.0, "40 tiles, K split 3 ways"},
                          {{130, 60, 30000, 131, 30002, 133}, -1.0, "2 tiles, K split 60 ways in clusters of 4"},
+                         {{100, 50, 30000, 101, 30001, 103}, 0.5, "1 tiles, K split 120 ways in clusters of 4"},
                          {{2048, 64, 4000}, -1.0, "16 tiles, K split 8 ways"},
                          {{200, 130, 20000, 202, 20002, 203}, -1.0, "6 tiles, K split 22 ways"},
                          {{1400, 1536, 200, 1402}, 0.0, "264 whole tiles"},
