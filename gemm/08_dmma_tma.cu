@@ -41,11 +41,12 @@
 //
 // Work schedule (gemm/stream_k.hpp): whole tiles in waves, then the last full wave and the remainder shared
 // by all blocks in equal runs of k-tiles (stream-K), or, where C has fewer tiles than SMs, each tile's K split
-// (split-K: up to 64 ways with the shares summed in a Fenwick tree, or where the plan says, in clusters of 4 blocks
-// through distributed shared memory, as far as the clusters stay resident: cluster_combine); a block that ends inside a tile writes its
-// accumulators to scratch (one slot per block, stored in fragment order so each store is one coalesced
-// 256-byte row) and raises a flag per warp of the tile (with two k-groups, after their exchange, the first
-// group's); the blocks above it that take its partial wait for the flags, add, and store C or pass the sum on.
+// (split-K: up to 64 ways with the shares summed in a Fenwick tree, or where the plan says, in clusters of 4
+// blocks through distributed shared memory, as far as the clusters stay resident: cluster_combine); a block that
+// ends inside a tile writes its accumulators to scratch (one slot per block, stored in fragment order so each
+// store is one coalesced 256-byte row) and raises a flag per warp of the tile (with two k-groups, after their
+// exchange, the first group's); the blocks above it that take its partial wait for the flags, add, and store C
+// or pass the sum on.
 //
 // Any shape: the TMA zero-fills what lies outside A and B (edge tiles, the K tail), and the stores to C are
 // guarded (tiles inside C take an unguarded store). The TMA needs lda and ldb even (16-byte strides) and A, B

@@ -14,13 +14,13 @@
 // Split-K. Where C has fewer tiles than blocks (a small C over a deep K: 256 x 256 x 65536 is 8 tiles of
 // 128 x 64), each tile's K is split into S equal shares, one block each (S up to kMaxSplits in the tree, up to the
 // resident blocks in clusters): tile t's shares are blocks t S .. t S + S - 1, so a block touches one tile.
-// Summing S partials in the last block would cost it S - 1
-// reads of a whole tile from L2 one after another (15 x 64 KiB at 16 ways, about 9 us of one SM's L2 bandwidth
-// against a 150 us product); instead the shares combine in a Fenwick tree over i = 1 .. S (the share's index
-// + 1): share i adds the partials of shares i - 1, i - 2, i - 4, ... i - lowbit(i) / 2, each already the sum of
-// its own range, so that it holds shares (i - lowbit(i), i]; the last share (the tile's owner) then adds the
-// roots S - lowbit(S), ... of the prefix before its range and stores C. The longest chain of reads is about
-// 2 log2(S), every read is of a lower ticket, and the order is fixed (deterministic).
+// Summing S partials in the last block would cost it S - 1 reads of a whole tile from L2 one after another
+// (15 x 64 KiB at 16 ways, about 9 us of one SM's L2 bandwidth against a 150 us product); instead the shares
+// combine in a Fenwick tree over i = 1 .. S (the share's index + 1): share i adds the partials of shares i - 1,
+// i - 2, i - 4, ... i - lowbit(i) / 2, each already the sum of its own range, so that it holds shares
+// (i - lowbit(i), i]; the last share (the tile's owner) then adds the roots S - lowbit(S), ... of the prefix
+// before its range and stores C. The longest chain of reads is about 2 log2(S), every read is of a lower
+// ticket, and the order is fixed (deterministic).
 //
 // The walk of block v (its ticket: blocks take tickets in the order they start, so a block only ever waits
 // for blocks that started before it and are resident or done):
