@@ -201,6 +201,22 @@ __device__ __forceinline__ double* partial_slot(double* partials, int o, int cw)
   return partials + (static_cast<size_t>(o) * T::kTileWarps + cw) * (T::kWarpAcc * 32);
 }
 
+// The flag of (block v, warp cw of the tile).
+template <class T>
+__device__ __forceinline__ unsigned* flag_of(unsigned* sync, int v, int cw) {
+  return sync + 1 + v * T::kTileWarps + cw;
+}
+
+// Spins until `flag` is raised; its acquire makes what the raising warp stored before the release visible here.
+__device__ __forceinline__ void wait_flag(const unsigned* flag) {
+  for (;;) {
+    unsigned up;
+    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(up) : "l"(flag) : "memory");
+    if (up) break;
+    __nanosleep(64);
+  }
+}
+
 // The warp's stores (each lane's, to global memory) before the flag of (block v, warp cw) rises: the warp barrier
 // orders every lane's stores before lane 0's release store, which is cumulative over what it orders. (A
 // __threadfence before it, a sequentially consistent MEMBAR.SC.GPU per warp, cost 2-4 points of cuBLAS at 256 x 256
@@ -209,20 +225,15 @@ template <class T>
 __device__ __forceinline__ void raise_flag(unsigned* sync, int v, int cw, int lane) {
   __syncwarp();
   if (lane == 0)
-    asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(sync + 1 + v * T::kTileWarps + cw), "r"(1u) : "memory");
+    asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(flag_of<T>(sync, v, cw)), "r"(1u) : "memory");
 }
 
 // Waits for the flag of (block o, warp cw), then lowers it (consumed: the counters are zero again when the kernel
 // ends). Every lane acquires the flag itself, so each may then read what the raising warp stored, past L1.
 template <class T>
 __device__ __forceinline__ void take_flag(unsigned* sync, int o, int cw, int lane) {
-  unsigned* flag = sync + 1 + o * T::kTileWarps + cw;
-  for (;;) {
-    unsigned up;
-    asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(up) : "l"(flag) : "memory");
-    if (up) break;
-    __nanosleep(64);
-  }
+  unsigned* flag = flag_of<T>(sync, o, cw);
+  wait_flag(flag);
   __syncwarp();
   if (lane == 0) *flag = 0;
 }
@@ -346,13 +357,8 @@ __device__ __forceinline__ void cluster_combine(const GemmArgs& a, const double 
     // a cluster, one after another (docs/gemm-notes.md, step 38); more than one cluster's loads in flight made
     // ptxas spill (160-270 bytes of stack a thread at two).
     for (int o = lane; o < c; o += 32) {
-      unsigned* flag = sync + 1 + (v - (c - o) * stream_k::kClusterSize) * T::kTileWarps + tw;
-      for (;;) {
-        unsigned up;
-        asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(up) : "l"(flag) : "memory");
-        if (up) break;
-        __nanosleep(64);
-      }
+      unsigned* flag = flag_of<T>(sync, v - (c - o) * stream_k::kClusterSize, tw);
+      wait_flag(flag);
       *flag = 0;  // consumed: the counters are zero again when the kernel ends
     }
     // The warp barrier orders each lane's acquire before every lane's loads below (as raise_flag's orders the
