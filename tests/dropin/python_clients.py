@@ -10,8 +10,9 @@ result is checked on sampled elements against a long double dot product with the
 |C - C_ref| <= 2 (K + 2) eps (|alpha| (|A||B|) + |beta| |C0|) + DBL_MIN; then the log must show calls that reached
 the suite's kernels from each framework.
 speed: per framework, three rounds of two child processes (without and with the library, in alternating order; the
-same warm-up and repetitions in both, CUDA events around each call, the median per size), the median of the rounds
-per arm and size, and their ratio; at 64^3, the host time per call of 20000 calls.
+same warm-up (at least 3 calls and WARMUP_S seconds per size) and repetitions in both, CUDA events around each call,
+the median per size), the median of the rounds per arm and size, and their ratio; at 64^3, the host time per call
+of 20000 calls.
 """
 import collections
 import json
@@ -122,8 +123,13 @@ def child_check(which):
     (cupy_cases if which == "cupy" else torch_cases)()
 
 
+WARMUP_S = 0.5
+
+
 def timed(which, n, reps):
-    """Median ms of `reps` float64 matmuls of n^3 after 3 of warm-up; CUDA events around each call."""
+    """Median ms of `reps` float64 matmuls of n^3 after a warm-up of at least 3 calls and WARMUP_S seconds (so that
+    the GPU's clocks have left idle before the first timed call in either arm); CUDA events around each call."""
+    import time
     if which == "cupy":
         import cupy as cp
         rs = cp.random.RandomState(3)
@@ -136,6 +142,7 @@ def timed(which, n, reps):
         def elapsed(s, e):
             e.synchronize()
             return cp.cuda.get_elapsed_time(s, e)
+        sync = cp.cuda.Device().synchronize
     else:
         import torch
         a = torch.rand(n, n, dtype=torch.float64, device="cuda") * 2 - 1
@@ -148,8 +155,12 @@ def timed(which, n, reps):
         def elapsed(s, e):
             e.synchronize()
             return s.elapsed_time(e)
-    for _ in range(3):
+        sync = torch.cuda.synchronize
+    start, calls = time.perf_counter(), 0
+    while calls < 3 or time.perf_counter() - start < WARMUP_S:
         call()
+        sync()
+        calls += 1
     times = []
     for _ in range(reps):
         s, e = event(), event()
