@@ -10,8 +10,8 @@ result is checked on sampled elements against a long double dot product with the
 |C - C_ref| <= 2 (K + 2) eps (|alpha| (|A||B|) + |beta| |C0|) + DBL_MIN; then the log must show calls that reached
 the suite's kernels from each framework.
 speed: per framework, three rounds of two child processes (without and with the library, in alternating order; the
-same warm-up (at least 3 calls and WARMUP_S seconds per size) and repetitions in both, CUDA events around each call,
-the median per size), the median of the rounds per arm and size, and their ratio; at 64^3, the host time per call
+same warm-up (at least 3 calls and WARMUP_S seconds per size) and repetitions in both, CUDA events around each sample
+of about SAMPLE_MS of back-to-back calls, the median per size), the median of the rounds per arm and size, and their ratio; at 64^3, the host time per call
 of 20000 calls.
 """
 import collections
@@ -124,11 +124,15 @@ def child_check(which):
 
 
 WARMUP_S = 0.5
+SAMPLE_MS = 1.0
 
 
 def timed(which, n, reps):
-    """Median ms of `reps` float64 matmuls of n^3 after a warm-up of at least 3 calls and WARMUP_S seconds (so that
-    the GPU's clocks have left idle before the first timed call in either arm); CUDA events around each call."""
+    """Median ms per float64 matmul of n^3 over `reps` samples, after a warm-up of at least 3 calls and WARMUP_S
+    seconds (so that the GPU's clocks have left idle before the first timed call in either arm). CUDA events around
+    each sample, a sample being as many back-to-back calls as fill about SAMPLE_MS of the warm-up's time per call
+    (one call from that size up): so a short product is timed as a program queueing many sees it, with the host's
+    Python path (20-30 us a call, which the library does not change) overlapping the GPU, not inside every sample."""
     import time
     if which == "cupy":
         import cupy as cp
@@ -161,13 +165,15 @@ def timed(which, n, reps):
         call()
         sync()
         calls += 1
+    batch = max(1, round(SAMPLE_MS * 1e-3 * calls / (time.perf_counter() - start)))
     times = []
     for _ in range(reps):
         s, e = event(), event()
         s.record()
-        call()
+        for _ in range(batch):
+            call()
         e.record()
-        times.append(elapsed(s, e))
+        times.append(elapsed(s, e) / batch)
     return float(np.median(times))
 
 
