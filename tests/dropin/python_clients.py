@@ -11,8 +11,8 @@ result is checked on sampled elements against a long double dot product with the
 the suite's kernels from each framework.
 speed: per framework, three rounds of two child processes (without and with the library, in alternating order; the
 same warm-up (at least 3 calls and WARMUP_S seconds per size) and repetitions in both, CUDA events around each sample
-of about SAMPLE_MS of back-to-back calls, the median per size), the median of the rounds per arm and size, and their ratio; at 64^3, the host time per call
-of 20000 calls.
+of about SAMPLE_MS of back-to-back calls, the median per size), the median of the rounds per arm and size, and their
+ratio; at 64^3, the host time per call of 20000 calls.
 """
 import collections
 import json
