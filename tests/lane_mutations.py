@@ -37,8 +37,11 @@ def build(args, header_text, workdir, name):
     return exe
 
 
-def passes(exe, lanes):
+def passes(exe, lanes, failed_output=None):
+    """Whether the model's cases at `lanes` pass; where they do not, the run's last lines go to failed_output."""
     r = subprocess.run([str(exe), f"--gtest_filter=*/{lanes}lanes.*"], capture_output=True, text=True)
+    if r.returncode != 0 and failed_output is not None:
+        failed_output.extend((r.stdout + r.stderr).splitlines()[-20:])
     return r.returncode == 0
 
 
@@ -55,8 +58,9 @@ def main():
     with tempfile.TemporaryDirectory() as tmp:
         workdir = pathlib.Path(tmp)
         exe = build(args, original, workdir, "original")
-        if not (passes(exe, 32) and passes(exe, 64)):
-            failures.append("the unmutated header fails the model")
+        output = []
+        if not (passes(exe, 32, output) and passes(exe, 64, output)):
+            failures.append("the unmutated header fails the model:\n  " + "\n  ".join(output))
         for i, (what, text, mutant) in enumerate(MUTATIONS):
             count = original.count(text)
             if count != 1:

@@ -4,12 +4,13 @@
 // buffer between two barriers of the warp. A warp-wide step that not every lane of a warp reaches (a shuffle or a
 // warp barrier under a condition that splits a warp) times out and fails the test, as it would hang or be
 // undefined on a GPU; shared memory is a bounds-checked view, so a read past the block's array fails too.
-// The same code runs in the kernels with kWarpSize lanes (32, or 64 in the HIP build); tests/lane_mutations.sh
+// The same code runs in the kernels with kWarpSize lanes (32, or 64 in the HIP build); tests/lane_mutations.py
 // checks that these tests fail when a literal 32 is put back into the algorithms.
 #include "reduce/warp.hpp"
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -29,26 +30,40 @@ using ks::reduce::kMaxWarps;
 using ks::reduce::kMinTreeBlock;
 using ks::reduce::PlainFold;
 
-// A reusable barrier for `count` threads that gives up after a timeout (a step not every thread reaches) and
-// then fails every later wait of the block at once.
+// A reusable barrier for `count` threads that gives up where a step is not reached by every thread: once every
+// thread of the block has been started, kStall without an arrival at this barrier. Then it fails every later wait
+// of the block at once. A timeout counted from the first wait instead failed the unmutated header on a loaded host
+// (ctest -j16 on the GPU host), where starting a block's 1024 threads can take longer than kStall.
+using Clock = std::chrono::steady_clock;
+constexpr auto kStall = std::chrono::seconds(2);
+
 class Barrier {
  public:
-  Barrier(unsigned count, std::atomic<bool>& aborted) : count_(count), aborted_(aborted) {}
+  // started: when the last thread of the block was started (Clock's epoch until then).
+  Barrier(unsigned count, std::atomic<bool>& aborted, const std::atomic<Clock::time_point>& started)
+      : count_(count), aborted_(aborted), started_(started) {}
   void arrive_and_wait() {
     std::unique_lock lock(mutex_);
     if (aborted_) throw std::runtime_error("the block was aborted");
     const unsigned generation = generation_;
+    last_arrival_ = Clock::now();
     if (++arrived_ == count_) {
       arrived_ = 0;
       ++generation_;
       done_.notify_all();
       return;
     }
-    if (!done_.wait_for(lock, std::chrono::seconds(2),
-                        [&] { return generation_ != generation || aborted_.load(); })) {
-      aborted_ = true;
-      done_.notify_all();
-      throw std::runtime_error("a warp-wide step that not every thread reached");
+    auto passed = [&] { return generation_ != generation || aborted_.load(); };
+    while (!passed()) {
+      const Clock::time_point started = started_.load();
+      const bool all_started = started != Clock::time_point{};
+      const Clock::time_point deadline = all_started ? std::max(last_arrival_, started) + kStall : Clock::now() + kStall;
+      if (done_.wait_until(lock, deadline, passed)) break;
+      if (all_started && Clock::now() >= std::max(last_arrival_, started) + kStall) {
+        aborted_ = true;
+        done_.notify_all();
+        throw std::runtime_error("a warp-wide step that not every thread reached");
+      }
     }
     if (generation_ == generation) throw std::runtime_error("the block was aborted");
   }
@@ -60,18 +75,20 @@ class Barrier {
  private:
   const unsigned count_;
   std::atomic<bool>& aborted_;
+  const std::atomic<Clock::time_point>& started_;
   std::mutex mutex_;
   std::condition_variable done_;
   unsigned arrived_ = 0, generation_ = 0;
+  Clock::time_point last_arrival_;
 };
 
 // One block of `threads` threads (a multiple of W) in warps of W lanes.
 template <int W>
 class BlockModel {
  public:
-  explicit BlockModel(unsigned threads) : threads_(threads), block_(threads, aborted_), slots_(threads) {
+  explicit BlockModel(unsigned threads) : threads_(threads), block_(threads, aborted_, started_), slots_(threads) {
     if (threads % W != 0) throw std::invalid_argument("the model runs whole warps");
-    for (unsigned w = 0; w < threads / W; ++w) warps_.push_back(std::make_unique<Barrier>(W, aborted_));
+    for (unsigned w = 0; w < threads / W; ++w) warps_.push_back(std::make_unique<Barrier>(W, aborted_, started_));
   }
 
   // What reduce/warp.hpp asks of a thread.
@@ -104,6 +121,7 @@ class BlockModel {
   // Runs body(Thread) on every thread of the block; the first error any thread met, or "".
   template <class Body>
   std::string run(Body body) {
+    started_ = Clock::time_point{};
     shuffles_.assign(threads_, 0);
     std::vector<std::string> errors(threads_);
     std::vector<std::thread> pool;
@@ -120,6 +138,7 @@ class BlockModel {
         }
       });
     }
+    started_ = Clock::now();
     for (auto& t : pool) t.join();
     for (const auto& e : errors)
       if (!e.empty() && e != "the block was aborted") return e;
@@ -137,6 +156,7 @@ class BlockModel {
   };
   const unsigned threads_;
   std::atomic<bool> aborted_{false};
+  std::atomic<Clock::time_point> started_{Clock::time_point{}};
   Barrier block_;
   std::vector<std::unique_ptr<Barrier>> warps_;
   std::vector<Slot> slots_;
