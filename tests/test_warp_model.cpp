@@ -57,7 +57,8 @@ class Barrier {
     while (!passed()) {
       const Clock::time_point started = started_.load();
       const bool all_started = started != Clock::time_point{};
-      const Clock::time_point deadline = all_started ? std::max(last_arrival_, started) + kStall : Clock::now() + kStall;
+      // Until every thread has started, the deadline moves on with the clock.
+      const Clock::time_point deadline = (all_started ? std::max(last_arrival_, started) : Clock::now()) + kStall;
       if (done_.wait_until(lock, deadline, passed)) break;
       if (all_started && Clock::now() >= std::max(last_arrival_, started) + kStall) {
         aborted_ = true;

@@ -630,14 +630,14 @@ DeviceStats statistics(const GemmArgs& a, ExecContext& ctx, bool accurate) {
     constexpr bool KC = decltype(kc)::value;
     const Tiled g = tiled(a.M, a.K, false);
     dev::stats_kernel<KC><<<g.blocks, dev::kThreads, 0, s>>>(a.A, a.lda, a.M, a.K, g.order, st.amax, st.sum,
-                                                                        st.sumsq);
+                                                             st.sumsq);
   });
   CUDA_CHECK(cudaGetLastError());
   with_view(a, true, [&](auto kc) {
     constexpr bool KC = decltype(kc)::value;
     const Tiled g = tiled(a.N, a.K, false);
     dev::stats_kernel<KC><<<g.blocks, dev::kThreads, 0, s>>>(a.B, a.ldb, a.N, a.K, g.order, st.amax + a.M,
-                                                                        st.sum + a.M, st.sumsq + a.M);
+                                                             st.sum + a.M, st.sumsq + a.M);
   });
   CUDA_CHECK(cudaGetLastError());
   static_assert(kRhoB == kRhoA + 1 && kTauB == kTauA + 1, "exponents_kernel writes A's slot, then B's");
