@@ -1,6 +1,7 @@
 // ozaki (gemm/07_ozaki): the rule and its constants without a GPU; accuracy against native DGEMM, Inf and NaN,
 // and widely scaled rows on the GPU. Every variant's shapes, modes and BLAS cases: test_gemm's Variants tests.
 #include "gemm/07_ozaki/ozaki.hpp"
+#include "gemm/07_ozaki/products.hpp"
 #include "gemm/gemm.hpp"
 #include "gemm/host/modes.hpp"
 #include "gemm/host/problem.hpp"
@@ -10,6 +11,7 @@
 
 #include <gtest/gtest.h>
 
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <iostream>
@@ -49,7 +51,7 @@ TEST(OzakiRule, CrtWeightsSelectTheirModulus) {
     EXPECT_NEAR(std::log2(p), c.log2_P, 1e-6);
     EXPECT_NEAR(c.inv_P * p, 1.0, 1e-15);
   }
-  EXPECT_LT(crt(kMaxModuli).log2_P + 13, 32.0 * kLimbs) << "the recombination's sums must fit the limbs";
+  EXPECT_LT(crt(kMaxModuli).log2_P, 32.0 * kLimbs) << "the host's limbs hold P";
 }
 
 // The residues kernel's arithmetic (residue_pieces, reduce, residue_plus_128): the multiply-high remainder
@@ -83,14 +85,43 @@ TEST(OzakiRule, ResiduesWithoutA64BitRemainderAreExact) {
   }
 }
 
-// The recombination's sums, sum_l r_l w_l with r_l < 256 and w_l < P, fit the limbs the kernel keeps for n.
-TEST(OzakiRule, LimbsHoldTheRecombinationSums) {
+// The recombination's 40-bit pieces (Crt): they are w_l and P exactly, those from pieces(n) up are zero, and every
+// piece's sum over the moduli, sum_l r_l wd[l][t] with r_l < 256, stays below 2^53 (exact in FP64).
+TEST(OzakiRule, PiecesHoldTheRecombinationSumsExactly) {
+  // x's 32-bit limbs from the pieces, each piece an integer below 2^40.
+  auto limbs_of = [](const double* pieces) {
+    std::array<std::uint64_t, kLimbs> x{};
+    for (int t = 0; t < kMaxPieces; ++t) {
+      const double d = pieces[t];
+      EXPECT_TRUE(d >= 0 && d < 0x1p40 && d == std::floor(d)) << d;
+      const auto v = static_cast<std::uint64_t>(d);
+      for (int b = 0; b < kPieceBits; ++b)
+        if (v >> b & 1u) {
+          const int bit = kPieceBits * t + b;
+          if (bit < 32 * kLimbs) x[bit / 32] |= std::uint64_t{1} << (bit % 32);
+          else ADD_FAILURE() << "bit " << bit << " beyond the limbs";
+        }
+    }
+    return x;
+  };
   for (int n = 1; n <= kMaxModuli; ++n) {
-    EXPECT_LE(limbs(n), kLimbs);
-    EXPECT_LT(crt(n).log2_P + 1e-6 + std::log2(256.0 * n), 32.0 * limbs(n)) << n << " moduli";
-    for (int t = limbs(n); t < kLimbs; ++t) EXPECT_EQ(crt(n).P[t], 0u) << n << " moduli, limb " << t;
+    const Crt& c = crt(n);
+    EXPECT_LE(c.log2_P, kPieceBits * pieces(n)) << n << " moduli";
+    const auto P = limbs_of(c.pd);
+    for (int t = 0; t < kLimbs; ++t) EXPECT_EQ(P[t], c.P[t]) << n << " moduli, limb " << t << " of P";
+    for (int t = pieces(n); t < kMaxPieces; ++t) EXPECT_EQ(c.pd[t], 0.0) << n << " moduli";
+    for (int t = 0; t < kMaxPieces; ++t) {
+      double sum = 0;
+      for (int l = 0; l < n; ++l) sum += 255.0 * c.wd[l][t];
+      EXPECT_LT(sum, 0x1p53) << n << " moduli, piece " << t;
+    }
+    for (int l = 0; l < n; ++l) {
+      const auto w = limbs_of(c.wd[l]);
+      for (int t = 0; t < kLimbs; ++t) EXPECT_EQ(w[t], c.w[l][t]) << n << " moduli, w_" << l << " limb " << t;
+      for (int t = pieces(n); t < kMaxPieces; ++t) EXPECT_EQ(c.wd[l][t], 0.0) << n << " moduli, w_" << l;
+    }
   }
-  EXPECT_EQ(limbs(14), 4) << "the default count's sums take 4 limbs";
+  EXPECT_EQ(pieces(14), 3) << "the default count's sums take 3 pieces";
 }
 
 TEST(OzakiRule, ScaleBitsKeepTheIntegerProductBelowHalfP) {
@@ -478,6 +509,43 @@ TEST(Ozaki, PipelineGivesTheBitsOfTheOneBlockLaunch) {
     EXPECT_EQ(specials, p.shape.M + p.shape.N - 1) << "row 7 NaN, column 600 Inf or NaN";
     EXPECT_TRUE(validate(p, blocks).ok || specials > 0);
   }
+}
+
+// The products by ozaki's own kernel (residue_products: each reduced to a byte before it is stored) give C's bits
+// of cuBLASLt's INT32 products: edges of its 128 x 256 x 128 tiles in M, N and K, M not a multiple of 4, K deep
+// enough for products near 2^27, both operands' orientations, a NaN row and an Inf column. Where the kernel does not
+// run (no sm_90a code, or not compute capability 9.0) ozaki_14 runs cuBLASLt's and says why.
+TEST(Ozaki, OwnProductsGiveTheBitsOfCublasLt) {
+  KS_REQUIRE_GPU();
+  Stream stream;
+  ExecContext ctx(stream.get());
+  const std::string refusal = ozaki::residue_products_refusal();
+  const GemmShape shapes[] = {{257, 700, 300}, {130, 513, 1029}, {1000, 260, 8200}};
+  for (const GemmShape& shape : shapes)
+    for (const Op op : {Op::N, Op::T}) {
+      GemmProblem p = make_problem(shape.with_ops(op, op), 0.75, 0.5, choose_seed());
+      double& a_nan = op == Op::N ? p.A(7, 2) : p.A(2, 7);  // op(A)(7, 2)
+      double& b_inf = op == Op::N ? p.B(3, 200) : p.B(200, 3);  // op(B)(3, 200)
+      a_nan = std::nan("");
+      b_inf = std::numeric_limits<double>::infinity();
+      const Eigen::MatrixXd lt = device_result("ozaki_14_cublaslt", p, ctx);
+      const Eigen::MatrixXd own = device_result("ozaki_14", p, ctx);
+      if (!refusal.empty()) {
+        EXPECT_EQ(ctx.notes()["ozaki_own_products"], "not run: " + refusal);
+      } else {
+        EXPECT_NE(ctx.notes()["ozaki_products"].find("residue_products"), std::string::npos)
+            << ctx.notes()["ozaki_products"];
+      }
+      long differ = 0;
+      for (int j = 0; j < p.shape.N; ++j)
+        for (int i = 0; i < p.shape.M; ++i) {
+          const double x = own(i, j), y = lt(i, j);
+          if (std::isnan(x) != std::isnan(y) || (!std::isnan(x) && x != y))
+            if (differ++ < 5) ADD_FAILURE() << shape.M << " x " << shape.N << " x " << shape.K << " C(" << i << ", " << j
+                                            << "): " << x << " against cuBLASLt's " << y;
+        }
+      EXPECT_EQ(differ, 0);
+    }
 }
 
 // Rows and columns scaled by powers of two far apart: each row's own exponent keeps every element accurate.

@@ -8,14 +8,16 @@
 //   2. residues: A and B scaled, rounded to integers and reduced modulo every modulus in one pass each, written
 //      K-major as int8 (an operand stored with M or N contiguous is transposed through shared memory) with zeros
 //      up to K rounded to 16;
-//   3. the INT8 GEMMs (cuBLASLt, INT32 accumulation) A_l^T B_l for every modulus: one strided-batched call or
-//      one call per modulus, with the algorithm timed fastest for the shape (int8_products);
-//   4. recombination: per element, the residues of the products by the CRT in 32-bit limbs (as few as the
-//      count needs; 32 x 32 -> 64-bit multiply-adds), exactly, then
-//      scaled back, alpha and beta applied. Rows or columns holding Inf or NaN are computed there as plain
-//      dot products, so they reach C as in native DGEMM.
-// The pipeline (ozaki.hpp, pipeline_width): C in column blocks, block j's products on the context's priority
-// stream and its recombination on the context's stream once they are done, beside block j + 1's products.
+//   3. the INT8 GEMMs A_l^T B_l for every modulus (INT32 accumulation): on compute capability 9.0 by a wgmma
+//      kernel of our own that stores each product reduced modulo m_l, one byte an element (residue_products,
+//      int8_wgmma.cu); elsewhere by cuBLASLt, INT32 planes, one strided-batched call or one call per modulus, with
+//      the algorithm timed fastest for the shape (int8_products);
+//   4. recombination: per element, the residues of the products by the CRT in FP64 on 40-bit pieces, exact
+//      where it matters (crt_value), then scaled back, alpha and beta applied. Rows or columns holding Inf or NaN
+//      are computed there as plain dot products, so they reach C as in native DGEMM.
+// The pipeline (ozaki.hpp, pipeline_width; cuBLASLt's products only, unless forced): C in column blocks, block j's
+// products on the context's priority stream and its recombination on the context's stream once they are done,
+// beside block j + 1's products.
 // With the context's phase timing on, each step ends with a mark: scaling (1), residues (2), int8_products (3),
 // recombination (4), or in the pipeline products_and_recombination (3 and 4); or native.
 // Under stream capture (CUDA graphs) the statistics cannot be read back: the launch reuses the decision made
@@ -362,94 +364,71 @@ __global__ void __launch_bounds__(kThreads, 4) residues_kernel(const double* x, 
   }
 }
 
-// The double within one unit in the last place of the non-negative integer in the limbs (each below 2^32):
-// its top three non-zero limbs, added in two roundings; the limbs below them weigh less than 2^-64 of it.
-template <int L>
-__device__ __forceinline__ double limbs_to_double(const long long (&a)[L]) {
-  unsigned long long x2 = 0, x1 = 0, x0 = 0;
-  int shift = -1;
-#pragma unroll
-  for (int t = L - 1; t >= 2; --t)
-    if (shift < 0 && a[t] != 0) {
-      x2 = a[t];
-      x1 = a[t - 1];
-      x0 = a[t - 2];
-      shift = 32 * (t - 2);
-    }
-  if (shift < 0) return static_cast<double>((static_cast<unsigned long long>(a[1]) << 32) | a[0]);
-  const double lower = static_cast<double>(x0) + ldexp(static_cast<double>(x1), 32);
-  return ldexp(ldexp(static_cast<double>(x2), 64) + lower, shift);
-}
-
-// Carries: every limb but the top into [0, 2^32), the top keeps the sign.
-template <int L>
-__device__ __forceinline__ void normalise(long long (&a)[L]) {
-#pragma unroll
-  for (int t = 0; t < L - 1; ++t) {
-    const long long carry = a[t] >> 32;  // arithmetic: floor division
-    a[t] -= carry * 4294967296ll;
-    a[t + 1] += carry;
-  }
-}
-
-// X from the INT32 products p_l of one element (its residues are p_l mod m_l), times 2^scale.
-template <int N>
+// X from the INT32 products p_l of one element (its residues are p_l mod m_l), or with Reduced from the residues
+// themselves (in [0, m_l)), times 2^scale. In FP64, exactly where it matters (ozaki.hpp, Crt): the sums
+// s_t = sum_l r_l wd[l][t] of each 40-bit piece are exact, so S = sum_t s_t 2^(40 t) = sum_l r_l w_l is held
+// exactly; n = round(S / P) from S's double (relative error about 2^-52, while X / P lies in (-1/2, 1/2)); the
+// pieces of X = S - n P, s_t - n pd[t], are exact integers below 2^53; X is their sum in two or three roundings
+// (within one unit in the last place; where the pieces cancel, the leading ones' sum is small and exact).
+template <int N, bool Reduced>
 __device__ __forceinline__ double crt_value(const int (&p)[N], const Crt& c, int scale) {
-  constexpr int L = limbs(N);
-  unsigned long long acc[L] = {};
+  constexpr int T = pieces(N);
+  double s[T] = {};
 #pragma unroll
   for (int l = 0; l < N; ++l) {
     const int m = modulus(l);
-    int r = p[l] % m;
-    r += r < 0 ? m : 0;
-    const unsigned ru = static_cast<unsigned>(r);  // in [0, 256): 32 x 32 -> 64-bit products
+    int r = p[l];
+    if constexpr (!Reduced) {
+      r %= m;
+      r += r < 0 ? m : 0;
+    }
+    const double rd = __hiloint2double(0x43300000, r) - 0x1p52;  // r in [0, 256) as a double, without a conversion
 #pragma unroll
-    for (int t = 0; t < L; ++t) acc[t] += static_cast<unsigned long long>(ru) * c.w[l][t];
+    for (int t = 0; t < T; ++t) s[t] = fma(rd, c.wd[l][t], s[t]);
   }
-  // X = S - round(S / P) P, in (-P/2, P/2): S / P needs only a few exact bits, the limbs stay exact.
-  double s = 0;
+  double S = s[T - 1];
 #pragma unroll
-  for (int t = L - 1; t >= 0; --t) s = s * 4294967296.0 + static_cast<double>(acc[t]);
-  const long long n = __double2ll_rn(s * c.inv_P);
-  long long a[L];
+  for (int t = T - 2; t >= 0; --t) S = fma(S, 0x1p40, s[t]);
+  const double n = fma(S, c.inv_P, 0x1.8p52) - 0x1.8p52;  // rounded to an integer (|S / P| < 2^13)
+  double x = fma(-n, c.pd[T - 1], s[T - 1]);
 #pragma unroll
-  for (int t = 0; t < L; ++t) a[t] = static_cast<long long>(acc[t]) - n * static_cast<long long>(c.P[t]);
-  normalise(a);
-  const bool negative = a[L - 1] < 0;
-  if (negative) {
-#pragma unroll
-    for (int t = 0; t < L; ++t) a[t] = -a[t];
-    normalise(a);
-  }
-  return ldexp(negative ? -limbs_to_double(a) : limbs_to_double(a), scale);
+  for (int t = T - 2; t >= 0; --t) x = fma(x, 0x1p40, fma(-n, c.pd[t], s[t]));
+  return ldexp(x, scale);
 }
 
 // Rows of C per thread of the recombination: each product is read with one 16-byte load (ldp is a multiple of
-// 4, the products 256-byte aligned), so the addressing and the per-thread work are shared by four elements.
+// 4, the products 256-byte aligned), or each residue byte plane with one 4-byte load, so the addressing and the
+// per-thread work are shared by four elements.
 constexpr int kRecombineRows = 4;
 constexpr int kRecombineThreads = 128;
 
-// C_ij = alpha X_ij 2^(e_i + f_j - S) + beta C_ij (S = qa + qb), X_ij from its products. `a` gives op(A) and
-// op(B) for the rows and columns holding Inf or NaN. Rows from M to ldp are never read (initcheck-clean).
-template <int N>
-__global__ void __launch_bounds__(kRecombineThreads) recombine_kernel(int M, int Ncols, int K, int S, const int* prod,
+// Four consecutive products (int: INT32 products) or residues (unsigned char: residue_products' bytes).
+__device__ __forceinline__ void load4(const int* p, int& x, int& y, int& z, int& w) {
+  const int4 q = *reinterpret_cast<const int4*>(p);
+  x = q.x, y = q.y, z = q.z, w = q.w;
+}
+__device__ __forceinline__ void load4(const unsigned char* p, int& x, int& y, int& z, int& w) {
+  const uchar4 q = *reinterpret_cast<const uchar4*>(p);
+  x = q.x, y = q.y, z = q.z, w = q.w;
+}
+
+// C_ij = alpha X_ij 2^(e_i + f_j - S) + beta C_ij (S = qa + qb), X_ij from its products P (int: INT32 products;
+// unsigned char: residues). `a` gives op(A) and op(B) for the rows and columns holding Inf or NaN. Rows from M to
+// ldp are never read (initcheck-clean).
+template <int N, class P>
+__global__ void __launch_bounds__(kRecombineThreads) recombine_kernel(int M, int Ncols, int K, int S, const P* prod,
                                                                       int ldp, std::size_t p_stride, const int* ea,
                                                                       const int* fb, Crt c, GemmArgs a) {
+  constexpr bool kReduced = std::is_same_v<P, unsigned char>;
   const int i0 = (blockIdx.x * blockDim.x + threadIdx.x) * kRecombineRows;
   if (i0 >= M) return;
   const bool full = i0 + kRecombineRows <= M;
   for (int j = blockIdx.y; j < Ncols; j += gridDim.y) {
-    const int* p = prod + static_cast<std::size_t>(j) * ldp + i0;
+    const P* p = prod + static_cast<std::size_t>(j) * ldp + i0;
     int v[kRecombineRows][N];
     if (full) {
 #pragma unroll
-      for (int l = 0; l < N; ++l) {
-        const int4 q = *reinterpret_cast<const int4*>(p + l * p_stride);
-        v[0][l] = q.x;
-        v[1][l] = q.y;
-        v[2][l] = q.z;
-        v[3][l] = q.w;
-      }
+      for (int l = 0; l < N; ++l) load4(p + l * p_stride, v[0][l], v[1][l], v[2][l], v[3][l]);
     } else {
 #pragma unroll
       for (int l = 0; l < N; ++l)
@@ -464,9 +443,10 @@ __global__ void __launch_bounds__(kRecombineThreads) recombine_kernel(int M, int
       const int ei = ea[i];
       double x = 0;
       if (ei == kBad || fj == kBad) {  // Inf or NaN in the row or column: the plain dot product, as native
+#pragma unroll 1
         for (int k = 0; k < K; ++k) x = fma(a.A[a.a_index(i, k)], a.B[a.b_index(k, j)], x);
       } else {
-        x = crt_value(v[r], c, ei + fj - S);
+        x = crt_value<N, kReduced>(v[r], c, ei + fj - S);
       }
       scale_store(a.C + i + static_cast<std::size_t>(j) * a.ldc, a.alpha, a.beta, x);
     }
@@ -670,24 +650,30 @@ void residues(const GemmArgs& a, bool b, const int* e, int q, signed char* out, 
   CUDA_CHECK(cudaGetLastError());
 }
 
-// C from the products (prod: column 0 of a's C, w.ldp apart).
-template <int N>
-void recombine(const GemmArgs& a, const int* prod, const Workspace& w, const int* ea, const int* fb, int S,
+// C from the products (prod: column 0 of a's C, w.ldp apart; P as recombine_kernel has it).
+template <int N, class P>
+void recombine(const GemmArgs& a, const P* prod, const Workspace& w, const int* ea, const int* fb, int S,
                cudaStream_t s) {
   constexpr int kRowsPerBlock = dev::kRecombineThreads * dev::kRecombineRows;
   const dim3 grid((a.M + kRowsPerBlock - 1) / kRowsPerBlock, std::min(a.N, 65535));
-  dev::recombine_kernel<N><<<grid, dev::kRecombineThreads, 0, s>>>(a.M, a.N, a.K, S, prod, w.ldp, w.p_stride / 4, ea,
-                                                                   fb, crt(N), a);
+  dev::recombine_kernel<N, P><<<grid, dev::kRecombineThreads, 0, s>>>(a.M, a.N, a.K, S, prod, w.ldp, w.p_stride / 4,
+                                                                      ea, fb, crt(N), a);
   CUDA_CHECK(cudaGetLastError());
 }
 
+// Which kernel forms the INT8 products: cuBLASLt (INT32 products), or residue_products (products.hpp: each reduced
+// to a byte before it is stored) where it runs.
+enum class Products { kCublasLt, kOwn };
+
 template <int N>
 void emulate(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const Decision& d, const Workspace& w,
-             int width) {
+             int width, Products route) {
   const cudaStream_t s = ctx.stream();
+  const bool own = route == Products::kOwn;
   auto* a8 = static_cast<signed char*>(ctx.device_scratch(N * w.a_stride));
   auto* b8 = static_cast<signed char*>(ctx.device_scratch(N * w.b_stride));
-  auto* prod = static_cast<int*>(ctx.device_scratch(N * w.p_stride));
+  // The residue bytes sit at the INT32 products' element offsets: a quarter of the products' bytes.
+  void* prod = ctx.device_scratch(own ? N * w.p_stride / 4 : N * w.p_stride);
   if (d.accurate) {
     dev::apply_shifts_kernel<<<(a.M + 255) / 256, 256, 0, s>>>(a.M, st.shift, d.cap_a, st.e);
     CUDA_CHECK(cudaGetLastError());
@@ -700,33 +686,49 @@ void emulate(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const D
   zero_padding_rows(a8, N, a.M, w, s);
   residues<N>(a, true, fb, d.qb, b8, w, s);
   ctx.mark_phase("residues");
+  // Columns [n0, n0 + cols) of the products, on `stream`, and their recombination on s.
+  auto products = [&](cudaStream_t stream, std::size_t n0, int cols) {
+    if (own)
+      residue_products(stream, cols, w, a8, b8 + n0 * w.Kp, static_cast<unsigned char*>(prod) + n0 * w.ldp, N);
+    else
+      int8_products(ctx, stream, cols, w, a8, b8 + n0 * w.Kp, static_cast<int*>(prod) + n0 * w.ldp, N,
+                    "ozaki_products");
+  };
+  auto recombine_columns = [&](std::size_t n0, int cols) {
+    const GemmArgs part = columns(a, static_cast<int>(n0), cols);
+    if (own) recombine<N>(part, static_cast<const unsigned char*>(prod) + n0 * w.ldp, w, st.e, fb + n0, S, s);
+    else recombine<N>(part, static_cast<const int*>(prod) + n0 * w.ldp, w, st.e, fb + n0, S, s);
+  };
+  if (own)
+    ctx.notes()["ozaki_products"] = "residue_products: wgmma.m64n256k32 INT8, 128 x 256 tiles, reduced to bytes";
   if (width >= a.N) {
-    int8_products(ctx, s, a.N, w, a8, b8, prod, N, "ozaki_products");
+    products(s, 0, a.N);
     ctx.mark_phase("int8_products");
-    recombine<N>(a, prod, w, st.e, fb, S, s);
+    recombine_columns(0, a.N);
     ctx.mark_phase("recombination");
     return;
   }
   // The pipeline (ozaki.hpp): block j's products on the priority stream, its recombination on s once they are
-  // done, while block j + 1's products run. The choice of algorithm is timed (first launch of a block width)
+  // done, while block j + 1's products run. cuBLASLt's choice of algorithm is timed (first launch of a block width)
   // before anything runs beside the products.
   const int blocks = (a.N + width - 1) / width;
   auto columns_of = [&](int j) { return std::min(width, a.N - j * width); };  // block j's; the last takes the rest
-  prepare_int8_products(ctx, width, w, a8, b8, prod, N);
-  if (columns_of(blocks - 1) != width) prepare_int8_products(ctx, columns_of(blocks - 1), w, a8, b8, prod, N);
+  if (!own) {
+    prepare_int8_products(ctx, width, w, a8, b8, static_cast<int*>(prod), N);
+    if (columns_of(blocks - 1) != width)
+      prepare_int8_products(ctx, columns_of(blocks - 1), w, a8, b8, static_cast<int*>(prod), N);
+  }
   const cudaStream_t ps = ctx.priority_stream();
   const std::vector<Event>& done = ctx.sync_events(static_cast<std::size_t>(blocks) + 1);
   done[0].record(s);
   CUDA_CHECK(cudaStreamWaitEvent(ps, done[0].get()));
   for (int j = 0; j < blocks; ++j) {
-    const std::size_t n0 = static_cast<std::size_t>(j) * width;
-    int8_products(ctx, ps, columns_of(j), w, a8, b8 + n0 * w.Kp, prod + n0 * w.ldp, N, "ozaki_products");
+    products(ps, static_cast<std::size_t>(j) * width, columns_of(j));
     done[j + 1].record(ps);
   }
   for (int j = 0; j < blocks; ++j) {  // s waits for every block's products: the priority stream rejoins it
-    const std::size_t n0 = static_cast<std::size_t>(j) * width;
     CUDA_CHECK(cudaStreamWaitEvent(s, done[j + 1].get()));
-    recombine<N>(columns(a, j * width, columns_of(j)), prod + n0 * w.ldp, w, st.e, fb + n0, S, s);
+    recombine_columns(static_cast<std::size_t>(j) * width, columns_of(j));
   }
   std::ostringstream os;
   os << blocks << " column blocks of " << width << ": each block's recombination beside the next block's products";
@@ -736,8 +738,8 @@ void emulate(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const D
 
 template <int... I>
 void emulate_with(int n, const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const Decision& d,
-                  const Workspace& w, int width, std::integer_sequence<int, I...>) {
-  ((n == kMinModuli + I ? emulate<kMinModuli + I>(a, ctx, st, d, w, width) : void()), ...);
+                  const Workspace& w, int width, Products route, std::integer_sequence<int, I...>) {
+  ((n == kMinModuli + I ? emulate<kMinModuli + I>(a, ctx, st, d, w, width, route) : void()), ...);
 }
 
 // What the launch read and chose, reported with the harness's row.
@@ -759,7 +761,11 @@ void note(ExecContext& ctx, const Decision& d, const std::optional<Stats>& read)
   }
 }
 
-void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate, bool pipeline_always = false) {
+// The products by residue_products where it runs (compute capability 9.0 with sm_90a code), unless cublaslt_only;
+// else by cuBLASLt (the notes say why). With residue_products the recombination reads a quarter of the bytes, and
+// the rule does not pipeline (pipeline_always still does): measured in docs/gemm-notes.md, step 40.
+void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate, bool pipeline_always = false,
+            bool cublaslt_only = false) {
   // Native whatever the data where the shape decides it (and the statistics' grid has K / 64 rows).
   const std::string by_shape = native_by_shape(a.M, a.N, a.K, fixed, accurate);
   const bool data_free = !by_shape.empty();
@@ -781,8 +787,14 @@ void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate, bool 
   ctx.mark_phase("scaling");
   const Workspace w = workspace(a.M, a.N, a.K, d.moduli, d.accurate);
   refuse_unless_fits(w, d.moduli, ctx);
-  emulate_with(d.moduli, a, ctx, st, d, w, pipeline_width(a.M, a.N, a.K, pipeline_always),
-               std::make_integer_sequence<int, kMaxModuli - kMinModuli + 1>{});
+  Products route = Products::kCublasLt;
+  if (!cublaslt_only) {
+    const std::string refusal = residue_products_refusal();
+    if (refusal.empty()) route = Products::kOwn;
+    else ctx.notes()["ozaki_own_products"] = "not run: " + refusal;
+  }
+  const int width = route == Products::kOwn && !pipeline_always ? a.N : pipeline_width(a.M, a.N, a.K, pipeline_always);
+  emulate_with(d.moduli, a, ctx, st, d, w, width, route, std::make_integer_sequence<int, kMaxModuli - kMinModuli + 1>{});
   note(ctx, d, read);
 }
 
@@ -793,7 +805,8 @@ namespace ks::gemm {
 
 KS_GEMM_VARIANT({.info = {.name = "ozaki",
                           .summary = "INT8 tensor cores, Ozaki scheme II: residues of scaled A and B per modulus, "
-                                     "cuBLAS INT8 GEMMs, CRT recombination; moduli count (or native) by a rule",
+                                     "INT8 GEMMs (a wgmma kernel of our own on sm_90a, else cuBLASLt), CRT "
+                                     "recombination; moduli count (or native) by a rule",
                           .min_cc = 75,
                           .phases = true},
                  .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 0, false); },
@@ -821,6 +834,17 @@ KS_GEMM_VARIANT({.info = {.name = "ozaki_14_pipelined",
                           .tuning = true,
                           .phases = true},
                  .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 14, false, true); },
+                 .ops = kOpsAll});
+
+// The INT8 products by cuBLASLt wherever the launch would take residue_products (products.hpp): for measuring one
+// against the other, and for the tests (the same bits as ozaki_14).
+KS_GEMM_VARIANT({.info = {.name = "ozaki_14_cublaslt",
+                          .summary = "ozaki_14 with the INT8 products by cuBLASLt (INT32 planes) where ozaki takes "
+                                     "its own wgmma kernel",
+                          .min_cc = 75,
+                          .tuning = true,
+                          .phases = true},
+                 .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 14, false, false, true); },
                  .ops = kOpsAll});
 
 // Accurate scaling is a tuning variant, not the rule's choice: on the H100 and H200 it costs more (the coarse

@@ -33,7 +33,9 @@ namespace ks::gemm::ozaki {
 
 constexpr int kMinModuli = 12;
 constexpr int kMaxModuli = 20;
-constexpr int kLimbs = 6;          // 32-bit limbs of the recombination's sums: P < 2^157, the sums < 2^170
+constexpr int kLimbs = 6;          // 32-bit limbs of the host's exact CRT constants: P < 2^157 < 2^192
+constexpr int kPieceBits = 40;     // the recombination's pieces (Crt below)
+constexpr int kMaxPieces = 4;
 constexpr int kMaxK = 1 << 17;     // K 128^2 < 2^31: the INT32 accumulation of one INT8 GEMM is exact
 
 // The moduli: pairwise coprime, the largest at most 256, so that a residue fits int8 in [-128, 127].
@@ -84,14 +86,21 @@ __host__ __device__ constexpr unsigned residue_plus_128(unsigned w, unsigned v1,
   return reduce(w * k.c42 + v1 * k.c21 + v0 + k.c, l);
 }
 
-// Everything the recombination needs for n moduli: w_l and P in 32-bit limbs (least significant first).
+// Everything the recombination needs for n moduli: w_l and P exactly in 32-bit limbs (least significant first),
+// and the same in 40-bit pieces as doubles, w_l = sum_t wd[l][t] 2^(40 t), which the device sums in FP64: with
+// r_l < 256 each r_l wd[l][t] is below 2^48 and the sum over at most 20 moduli below 2^53, so every piece's sum
+// is exact (the top piece's too: w_l < P < 2^(40 pieces(n))).
 struct Crt {
   int n = 0;
   std::uint32_t w[kMaxModuli][kLimbs] = {};
   std::uint32_t P[kLimbs] = {};
+  double wd[kMaxModuli][kMaxPieces] = {};
+  double pd[kMaxPieces] = {};
   double log2_P = 0;  // rounded down
   double inv_P = 0;   // 1 / P, rounded
 };
+// The 40-bit pieces the recombination keeps for n moduli: P < 256^n <= 2^(40 pieces).
+__host__ __device__ constexpr int pieces(int n) { return n <= 15 ? 3 : 4; }
 const Crt& crt(int n);  // n in [1, kMaxModuli]; computed once per n
 
 // The scaling's total S = qa + qb for n moduli and depth K: the largest with K 2^S < P / 2.
@@ -214,9 +223,6 @@ constexpr int kPipelineAlign = 256;  // block widths are multiples of it (aligne
 // The width of the column blocks: N itself (no pipeline) unless the rule or `always` asks for one; then N over
 // kPipelineBlocks rounded up to kPipelineAlign (the last block takes what is left).
 int pipeline_width(int M, int N, int K, bool always);
-
-// 32-bit limbs of the recombination's sums for n moduli: sum_l r_l w_l < n 2^8 P.
-__host__ __device__ constexpr int limbs(int n) { return n <= 14 ? 4 : n <= 18 ? 5 : 6; }
 
 // Device workspace of one product with n moduli: the int8 residues of A and B and the int32 products; with
 // accurate scaling one more set of each (the coarse U, V and W).

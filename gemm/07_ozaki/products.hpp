@@ -4,6 +4,8 @@
 #include "common/exec_context.hpp"
 #include "gemm/07_ozaki/ozaki.hpp"
 
+#include <string>
+
 namespace ks::gemm::ozaki {
 
 // The INT8 x INT8 -> INT32 products A_l^T B_l of the workspace's planes (TN, K-major operands) through
@@ -24,5 +26,14 @@ void int8_products(ExecContext& ctx, cudaStream_t stream, int N, const Workspace
 // and writing prod as that call would): for a caller that is about to put other work beside the products.
 void prepare_int8_products(ExecContext& ctx, int N, const Workspace& w, const signed char* a8, const signed char* b8,
                            int* prod, int count);
+
+// The products by a kernel of our own (int8_wgmma.cu; sm_90a code, compute capability 9.0), each reduced modulo
+// its modulus before it is stored: for every l < count, (A_l^T B_l) mod m_l as bytes in [0, m_l), element (i, j)
+// of plane l at out + l (w.p_stride / 4) + j w.ldp + i (where int8_products puts the INT32 product, counted in
+// elements), on `stream`. The recombination then reads one byte per modulus and element instead of four.
+// residue_products_refusal(): empty where the kernel runs on the current device, else why not.
+std::string residue_products_refusal();
+void residue_products(cudaStream_t stream, int N, const Workspace& w, const signed char* a8, const signed char* b8,
+                      unsigned char* out, int count);
 
 }  // namespace ks::gemm::ozaki

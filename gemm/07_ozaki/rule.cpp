@@ -65,6 +65,19 @@ Crt make_crt(int n) {
     for (int t = 0; t < kLimbs; ++t) c.w[l][t] = w[t];
   }
   for (int t = 0; t < kLimbs; ++t) c.P[t] = P[t];
+  // Bits [40 t, 40 t + 40) of x, as a double (exact).
+  auto piece = [](const std::uint32_t* x, int t) {
+    std::uint64_t v = 0;
+    for (int b = 0; b < kPieceBits; ++b) {
+      const int bit = kPieceBits * t + b;
+      if (bit < 32 * kLimbs && (x[bit / 32] >> (bit % 32) & 1u)) v |= std::uint64_t{1} << b;
+    }
+    return static_cast<double>(v);
+  };
+  for (int t = 0; t < kMaxPieces; ++t) {
+    c.pd[t] = piece(c.P, t);
+    for (int l = 0; l < n; ++l) c.wd[l][t] = piece(c.w[l], t);
+  }
   double log2_P = 0;
   for (int l = 0; l < n; ++l) log2_P += std::log2(static_cast<double>(modulus(l)));
   c.log2_P = log2_P - 1e-9;
