@@ -24,8 +24,10 @@ const std::vector<LeftOut>& hip_left_out() {
         "dmma_128x128_m8n8k4"},
        "NVIDIA's FP64 tensor-core instruction (mma.sync f64) and cp.async; gfx90a's FP64 matrix instructions (MFMA) "
        "would need a kernel of their own, not written"},
-      {"gemm/07_ozaki", {"ozaki", "ozaki_14", "ozaki_16", "ozaki_14_pipelined", "ozaki_accurate", "ozaki_14_accurate"},
-       "its INT8 products are cuBLASLt's"},
+      {"gemm/07_ozaki",
+       {"ozaki", "ozaki_14", "ozaki_16", "ozaki_14_pipelined", "ozaki_14_cublaslt", "ozaki_accurate",
+        "ozaki_14_accurate"},
+       "its INT8 products are cuBLASLt's, or Hopper's (wgmma, TMA)"},
       {"gemm/08_dmma_tma.cu",
        {"dmma_tma", "dmma_tma_128x128_k32", "dmma_tma_128x64_k32_2g", "dmma_tma_128x128", "dmma_tma_128x64",
         "dmma_tma_64x128_k32_2g", "dmma_tma_128x128_tmastore", "dmma_tma_128x32_k32_2g", "dmma_tma_32x128_k32_2g",
