@@ -9,7 +9,7 @@
 // K 2^(qa + qb) < P / 2 fixes S = qa + qb. X is never formed: per modulus m_l, the residues of A' and B'
 // (int8, symmetric) are multiplied by one INT8 GEMM with INT32 accumulation (exact for K <= 2^17), and the
 // Chinese remainder theorem recombines the residues of X into X itself: X = sum_l w_l (X mod m_l) mod P, with
-// w_l = (P / m_l) ((P / m_l)^-1 mod m_l), in exact multi-word integer arithmetic. Then
+// w_l = (P / m_l) ((P / m_l)^-1 mod m_l), the sum held exactly in 40-bit pieces of FP64 (Crt below). Then
 // C_ij = alpha 2^(e_i + f_j - qa - qb) X_ij + beta C_ij.
 //
 // The error is the rounding: each A'_ik is off by at most half a unit, 2^(e_i - qa - 1) of a_ik, so
