@@ -684,19 +684,12 @@ constexpr bool kBuilt = false;
 
 // A column-major rows x cols matrix with leading dimension ld, read in boxes of 16 rows x box_cols columns.
 CUtensorMap tensor_map(const double* p, int rows, int cols, int ld, int box_cols) {
-  CUtensorMap m;
   const cuuint64_t dims[2] = {static_cast<cuuint64_t>(rows), static_cast<cuuint64_t>(cols)};
   const cuuint64_t strides[1] = {static_cast<cuuint64_t>(ld) * 8};
   const cuuint32_t box[2] = {16, static_cast<cuuint32_t>(box_cols)};
-  const cuuint32_t elem[2] = {1, 1};
-  const CUresult r = tma::encode_fn()(&m, CU_TENSOR_MAP_DATA_TYPE_FLOAT64, 2, const_cast<double*>(p), dims, strides, box,
-                                 elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    throw std::runtime_error("dmma_tma: cuTensorMapEncodeTiled failed (CUresult " + std::to_string(static_cast<int>(r)) +
-                             ") for a " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix, ld " +
-                             std::to_string(ld));
-  return m;
+  return tma::tiled_map(CU_TENSOR_MAP_DATA_TYPE_FLOAT64, 2, p, dims, strides, box, "dmma_tma", [&] {
+    return "a " + std::to_string(rows) + " x " + std::to_string(cols) + " matrix, ld " + std::to_string(ld);
+  });
 }
 
 // A launch of `grid` blocks of tile T's kernel on `stream`, in clusters of stream_k::kClusterSize blocks where

@@ -10,6 +10,7 @@
 
 #include <cstdint>
 #include <stdexcept>
+#include <string>
 
 namespace ks::gemm::tma {
 
@@ -97,6 +98,23 @@ inline PFN_cuTensorMapEncodeTiled_v12000 encode_fn() {
     return reinterpret_cast<PFN_cuTensorMapEncodeTiled_v12000>(p);
   }();
   return fn;
+}
+
+// A tiled map of `rank` dimensions (dims[0] contiguous) with the settings every TMA kernel here reads through: unit
+// element strides, no interleave, the 128-byte swizzle, 256-byte L2 promotion, zeros outside. On failure it throws
+// "<who>: cuTensorMapEncodeTiled failed (CUresult r) for <describe()>"; describe runs only then.
+template <class F>
+CUtensorMap tiled_map(CUtensorMapDataType type, cuuint32_t rank, const void* p, const cuuint64_t* dims,
+                      const cuuint64_t* strides, const cuuint32_t* box, const char* who, F&& describe) {
+  CUtensorMap map;
+  const cuuint32_t elem[5] = {1, 1, 1, 1, 1};
+  const CUresult r = encode_fn()(&map, type, rank, const_cast<void*>(p), dims, strides, box, elem,
+                                 CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
+                                 CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
+  if (r != CUDA_SUCCESS)
+    throw std::runtime_error(std::string(who) + ": cuTensorMapEncodeTiled failed (CUresult " +
+                             std::to_string(static_cast<int>(r)) + ") for " + describe());
+  return map;
 }
 
 }  // namespace ks::gemm::tma

@@ -263,20 +263,13 @@ Readiness readiness() {
 // A three-dimensional int8 map: `rows` rows of Kp bytes per plane, `planes` planes `stride` bytes apart, read in
 // boxes of 128 bytes x box_rows rows of one plane, swizzled by 128 bytes; zeros outside.
 CUtensorMap plane_map(const signed char* p, int Kp, int rows, int planes, std::size_t stride, int box_rows) {
-  CUtensorMap map;
   const cuuint64_t dims[3] = {static_cast<cuuint64_t>(Kp), static_cast<cuuint64_t>(rows),
                               static_cast<cuuint64_t>(planes)};
   const cuuint64_t strides[2] = {static_cast<cuuint64_t>(Kp), static_cast<cuuint64_t>(stride)};
   const cuuint32_t box[3] = {wg::BK, static_cast<cuuint32_t>(box_rows), 1};
-  const cuuint32_t elem[3] = {1, 1, 1};
-  const CUresult r = tma::encode_fn()(&map, CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, const_cast<signed char*>(p), dims,
-                                      strides, box, elem, CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_128B,
-                                      CU_TENSOR_MAP_L2_PROMOTION_L2_256B, CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);
-  if (r != CUDA_SUCCESS)
-    throw std::runtime_error("ozaki: cuTensorMapEncodeTiled failed (CUresult " + std::to_string(static_cast<int>(r)) +
-                             ") for " + std::to_string(planes) + " planes of " + std::to_string(rows) + " x " +
-                             std::to_string(Kp));
-  return map;
+  return tma::tiled_map(CU_TENSOR_MAP_DATA_TYPE_UINT8, 3, p, dims, strides, box, "ozaki", [&] {
+    return std::to_string(planes) + " planes of " + std::to_string(rows) + " x " + std::to_string(Kp);
+  });
 }
 
 wg::ModConstants mod_constants() {
