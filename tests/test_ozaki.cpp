@@ -18,6 +18,9 @@
 #include <limits>
 #include <numeric>
 #include <random>
+#include <sstream>
+#include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -190,6 +193,91 @@ TEST(OzakiRule, PicksMoreModuliForWiderExponentsAndNativeWhereNoneSuffices) {
   const Decision fixed = decide(512, 512, 512, uniform, 14);
   EXPECT_EQ(fixed.moduli, 14);
   EXPECT_EQ(fixed.qa + fixed.qb, scale_bits(14, 512));
+}
+
+// Bin b holds rho in [2^(b/2), 2^((b+1)/2)): the edges exact, everything below 1 in the first bin and everything
+// past the last edge in the last.
+TEST(OzakiRule, RhoBinsAreHalfOctaves) {
+  for (int b = 0; b < kRhoBins; ++b) {
+    const double edge = std::pow(2.0, b / 2.0);
+    EXPECT_EQ(rho_bin(edge * (1 + 1e-12)), b) << "just above 2^(" << b << "/2)";
+    if (b > 0) {
+      EXPECT_EQ(rho_bin(edge * (1 - 1e-12)), b - 1) << "just below 2^(" << b << "/2)";
+    }
+  }
+  EXPECT_EQ(rho_bin(0.25), 0);
+  EXPECT_EQ(rho_bin(1e300), kRhoBins - 1);
+  EXPECT_EQ(rho_bin(2.0 * kMaxK), 36) << "the largest rho of a row that can be emulated";
+}
+
+// Bins of rows for a test: (largest rho, largest tau, rows) per bin.
+RhoBins make_bins(std::initializer_list<std::tuple<double, double, double>> bins) {
+  RhoBins b;
+  for (const auto& [rho, tau, rows] : bins) {
+    const int i = rho_bin(rho);
+    b.count[i] += rows;
+    b.rho[i] = std::max(b.rho[i], rho);
+    b.tau[i] = std::max(b.tau[i], tau);
+  }
+  return b;
+}
+
+// The binned estimate (ozaki.hpp): one bin per side gives the unbinned estimate; it is never above it; a few rows
+// of wider spread weigh by their count. The PHI 0.5 bins are those of 8192 x 8192 operands drawn as exp:0.5 draws
+// (a simulation of the statistics, docs/gemm-notes.md step 42): 15 moduli binned, 16 from the worst row and column.
+TEST(OzakiRule, BinnedEstimateWeighsTheRowsOfWideSpreadByTheirCount) {
+  Stats one{2, 1.16, 2, 1.16};
+  one.bins_a = make_bins({{2, 1.16, 8192}});
+  one.bins_b = make_bins({{2, 1.16, 8192}});
+  const Stats plain{2, 1.16, 2, 1.16};
+  EXPECT_FALSE(plain.binned());
+  ASSERT_TRUE(one.binned());
+  for (int S : {90, 96, 104})
+    EXPECT_NEAR(predicted_ratio(one, 8192, 8192, 8192, S / 2, S - S / 2),
+                predicted_ratio(plain, 8192, 8192, 8192, S / 2, S - S / 2),
+                2e-3 * predicted_ratio(plain, 8192, 8192, 8192, S / 2, S - S / 2)) << S;
+  EXPECT_EQ(decide(8192, 8192, 8192, one).moduli, 14);
+
+  Stats phi{29.0, 1.34, 28.8, 1.34};
+  phi.bins_a = make_bins({{7.3, 1.32, 377}, {14.6, 1.34, 7712}, {29.0, 1.34, 103}});
+  phi.bins_b = make_bins({{7.3, 1.32, 380}, {14.5, 1.34, 7700}, {28.8, 1.34, 112}});
+  const Stats worst{phi.rho_a, phi.tau_a, phi.rho_b, phi.tau_b};
+  const Decision binned = decide(8192, 8192, 8192, phi), unbinned = decide(8192, 8192, 8192, worst);
+  EXPECT_EQ(binned.moduli, 15) << binned.reason;
+  EXPECT_EQ(unbinned.moduli, 16) << unbinned.reason;
+  EXPECT_LE(binned.predicted_ratio, kTargetRatio);
+
+  // Never above the worst row against the worst column, with random bins and splits.
+  std::mt19937_64 rng(choose_seed());
+  std::uniform_real_distribution<double> u(0, 1);
+  for (int t = 0; t < 200; ++t) {
+    Stats r{1, 1, 1, 1};
+    for (RhoBins* b : {&r.bins_a, &r.bins_b}) {
+      const int bins = 1 + static_cast<int>(u(rng) * 6);
+      for (int i = 0; i < bins; ++i) {
+        const double rho = std::pow(2.0, u(rng) * 12), tau = 1 + u(rng) * (std::sqrt(rho) - 1);
+        const int k = rho_bin(rho);
+        b->count[k] += std::floor(1 + u(rng) * 5000);
+        b->rho[k] = std::max(b->rho[k], rho);
+        b->tau[k] = std::max(b->tau[k], tau);
+        double& side_rho = b == &r.bins_a ? r.rho_a : r.rho_b;
+        double& side_tau = b == &r.bins_a ? r.tau_a : r.tau_b;
+        side_rho = std::max(side_rho, rho);
+        side_tau = std::max(side_tau, tau);
+      }
+    }
+    const Stats w{r.rho_a, r.tau_a, r.rho_b, r.tau_b};
+    const int S = 80 + static_cast<int>(u(rng) * 30), qa = S / 2 + static_cast<int>(u(rng) * 9) - 4;
+    EXPECT_LE(predicted_ratio(r, 20000, 20000, 4096, qa, S - qa), predicted_ratio(w, 20000, 20000, 4096, qa, S - qa))
+        << "trial " << t;
+  }
+
+  // A bin whose rho is infinite (a row whose statistics overflowed) makes the estimate infinite: native.
+  Stats inf = phi;
+  inf.bins_a.rho[kRhoBins - 1] = INFINITY;
+  inf.bins_a.count[kRhoBins - 1] = 1;
+  inf.rho_a = INFINITY;
+  EXPECT_EQ(decide(8192, 8192, 8192, inf).moduli, 0);
 }
 
 // The speed side: the model reproduces the measurements it was fitted to (docs/gemm-notes.md, H100,
@@ -564,8 +652,9 @@ TEST(Ozaki, RowsAndColumnsOfVeryDifferentScale) {
 
 // rho and tau of a view's rows (A's rows, B's columns) as the device's statistics define them: the largest over
 // the finite non-zero rows, tau measured where a row's largest magnitude lies in [2^-400, 2^400], else its bound
-// sqrt(rho); 1 where no row counts.
-std::pair<double, double> host_rho_tau(const Eigen::MatrixXd& rows) {
+// sqrt(rho); 1 where no row counts. Each counted row's rho into *each (when given).
+std::pair<double, double> host_rho_tau(const Eigen::MatrixXd& rows,
+                                       std::vector<std::pair<double, double>>* each = nullptr) {
   double rho = 1, tau = 1;
   const double K = static_cast<double>(rows.cols());
   for (Eigen::Index r = 0; r < rows.rows(); ++r) {
@@ -578,13 +667,48 @@ std::pair<double, double> host_rho_tau(const Eigen::MatrixXd& rows) {
     if (amax >= 0x1p-400 && amax <= 0x1p400) tau_r = std::min(tau_r, std::sqrt(K * rows.row(r).squaredNorm()) / sum);
     rho = std::max(rho, rho_r);
     tau = std::max(tau, tau_r);
+    if (each) each->emplace_back(rho_r, tau_r);
   }
   return {rho, tau};
 }
 
-// The statistics the rule decides from (the launch's ozaki_inputs note) against the host's: for three spreads of
-// magnitude, with one row of A scaled by 2^300 (measured), one column of B by 2^-600 (its squares underflow: it
-// keeps the bound) and a zero column of B (not counted).
+// The device's rho bins of one operand (the ozaki_rho_bins note: "largest rho:rows" per bin, A's, then B's after
+// " |") against the host's rows: every counted row in one bin, each bin's rows and largest rho as the host has
+// them, except that a row whose rho lies within 1e-9 of a bin's edge may fall on either side of it.
+void expect_bins_match(const std::string& noted, bool b_side, const std::vector<std::pair<double, double>>& rows,
+                       const char* what) {
+  std::istringstream in(noted.substr(b_side ? noted.find('|') + 1 : 0,
+                                     b_side ? std::string::npos : noted.find('|')));
+  std::vector<double> count(kRhoBins, 0), rho(kRhoBins, 0), slack(kRhoBins, 0);
+  std::string item;
+  double total = 0;
+  while (in >> item) {
+    double r = 0, c = 0;
+    ASSERT_EQ(std::sscanf(item.c_str(), "%lf:%lf", &r, &c), 2) << what << ": " << noted;
+    count[rho_bin(r)] += c;
+    rho[rho_bin(r)] = std::max(rho[rho_bin(r)], r);
+    total += c;
+  }
+  EXPECT_EQ(total, static_cast<double>(rows.size())) << what << ": every counted row in one bin: " << noted;
+  std::vector<double> host_count(kRhoBins, 0), host_rho(kRhoBins, 0);
+  for (const auto& [r, t] : rows) {
+    const int b = rho_bin(r);
+    host_count[b] += 1;
+    host_rho[b] = std::max(host_rho[b], r);
+    if (rho_bin(r * (1 + 1e-9)) != b || rho_bin(r * (1 - 1e-9)) != b) slack[b] += 1;  // near an edge
+  }
+  for (int b = 0; b < kRhoBins; ++b) {
+    const double near = slack[b] + (b > 0 ? slack[b - 1] : 0) + (b + 1 < kRhoBins ? slack[b + 1] : 0);
+    EXPECT_LE(std::abs(count[b] - host_count[b]), near) << what << ", bin " << b << ": " << noted;
+    if (near == 0 && host_count[b] > 0) {
+      EXPECT_NEAR(rho[b], host_rho[b], 1e-5 * host_rho[b]) << what << ", bin " << b;
+    }
+  }
+}
+
+// The statistics the rule decides from (the launch's ozaki_inputs and ozaki_rho_bins notes) against the host's: for
+// three spreads of magnitude, with one row of A scaled by 2^300 (measured), one column of B by 2^-600 (its squares
+// underflow: it keeps the bound) and a zero column of B (not counted).
 TEST(Ozaki, MeasuresTheSpreadOfItsInputs) {
   KS_REQUIRE_GPU();
   Stream stream;
@@ -606,6 +730,13 @@ TEST(Ozaki, MeasuresTheSpreadOfItsInputs) {
     for (int t = 0; t < 4; ++t)
       EXPECT_NEAR(d[t], host[t], 1e-5 * host[t]) << dist << ": " << noted << " (slot " << t << ")";
     EXPECT_LT(tau_a, std::sqrt(rho_a) * 0.99) << dist << ": tau measured, not the bound";
+    ASSERT_TRUE(ctx.notes().count("ozaki_rho_bins")) << dist;
+    std::vector<std::pair<double, double>> rows_a, rows_b;
+    host_rho_tau(p.A, &rows_a);
+    host_rho_tau(p.B.transpose(), &rows_b);
+    EXPECT_EQ(rows_b.size(), 199u) << "the zero column is not counted";
+    expect_bins_match(ctx.notes().at("ozaki_rho_bins"), false, rows_a, dist);
+    expect_bins_match(ctx.notes().at("ozaki_rho_bins"), true, rows_b, dist);
   }
 }
 

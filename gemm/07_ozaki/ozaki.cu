@@ -204,15 +204,41 @@ __device__ __forceinline__ void warp_atomic_max(unsigned long long* at, unsigned
   if (threadIdx.x % 32 == 0 && bits) atomicMax(at, bits);
 }
 
+// The slots of one operand's rho bins (ozaki.hpp, RhoBins): per bin its count, then the bits of its largest rho and
+// of its largest tau.
+constexpr int kBinSlots = 3 * kRhoBins;
+
+// Each lane's row into its bin: slot is the bin's count's (b for A's bin b, kBinSlots + b for B's; < 0: none). The
+// lanes of a warp that share a bin add their count and raise the bin's maxima by one atomic each, from the lowest
+// of them (an operand's rows land in a few bins).
+__device__ __forceinline__ void warp_bin(unsigned long long* bins, int slot, unsigned long long rho_bits,
+                                         unsigned long long tau_bits) {
+  const unsigned same = __match_any_sync(0xffffffffu, slot);
+  unsigned long long rho_max = rho_bits, tau_max = tau_bits;
+  for (int src = 0; src < 32; ++src) {  // the maxima over the lanes of this bin
+    const unsigned long long r = __shfl_sync(0xffffffffu, rho_bits, src), t = __shfl_sync(0xffffffffu, tau_bits, src);
+    if (same >> src & 1u) {
+      rho_max = max(rho_max, r);
+      tau_max = max(tau_max, t);
+    }
+  }
+  if (slot < 0 || static_cast<int>(threadIdx.x % 32) != __ffs(same) - 1) return;
+  atomicAdd(bins + slot, static_cast<unsigned long long>(__popc(same)));
+  atomicMax(bins + kRhoBins + slot, rho_max);
+  atomicMax(bins + 2 * kRhoBins + slot, tau_max);
+}
+
 // Per row of A (r < M) and of B (r >= M, R = M + N rows in all): e (amax < 2^e), or kBad; over each operand's
 // finite non-zero rows, the largest rho = 2^e / mean |x| into rho_max[0] (A) or rho_max[1] (B) and the largest
 // tau = rms / mean |x| = sqrt(K sum x^2) / sum |x| (at most sqrt(rho): rms^2 <= max |x| mean |x|) into tau_max[0]
-// or [1]. The block is whole warps, each thread one row.
+// or [1], and each such row into its rho bin (kBinSlots slots from bins: A's, then B's). The block is whole warps,
+// each thread one row.
 __global__ void exponents_kernel(std::size_t M, std::size_t R, int K, const unsigned long long* amax,
                                  const double* sum, const double* sumsq, int* e, unsigned long long* rho_max,
-                                 unsigned long long* tau_max) {
+                                 unsigned long long* tau_max, unsigned long long* bins) {
   const std::size_t r = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   unsigned long long rho_bits = 0, tau_bits = 0;
+  int bin = -1;
   if (r < R) {
     const double m = __longlong_as_double(static_cast<long long>(amax[r]));
     int ex = kBad;
@@ -225,6 +251,7 @@ __global__ void exponents_kernel(std::size_t M, std::size_t R, int K, const unsi
         if (m >= kTauLow && m <= kTauHigh) tau = fmin(tau, sqrt(K * sumsq[r]) / sum[r]);
         rho_bits = max_bits(rho);
         tau_bits = max_bits(tau);
+        bin = isfinite(rho) ? rho_bin(rho) : kRhoBins - 1;  // an infinite rho (or tau) makes the estimate infinite
       }
     }
     e[r] = ex;
@@ -235,6 +262,7 @@ __global__ void exponents_kernel(std::size_t M, std::size_t R, int K, const unsi
   warp_atomic_max(rho_max + 1, b_row ? rho_bits : 0);
   warp_atomic_max(tau_max, b_row ? 0 : tau_bits);
   warp_atomic_max(tau_max + 1, b_row ? tau_bits : 0);
+  warp_bin(bins, bin < 0 ? -1 : b_row ? kBinSlots + bin : bin, rho_bits, tau_bits);
 }
 
 // Row i of the coarse product W (M x N, column-major, ld ldw): its largest element into wmax[i] (atomics over
@@ -466,9 +494,10 @@ struct DeviceStats {
   unsigned long long* rho;   // the slots below: A's and B's rho and tau; with accurate scaling the effective rho
   int* shift;                // M + N coarse shifts (accurate scaling), else null
 };
-// st.rho's slots: A's rho, B's rho, A's tau, B's tau; with accurate scaling then kShiftCap + 1 of A's effective
-// rho (one per cap), and as many of B's.
-constexpr int kRhoA = 0, kRhoB = 1, kTauA = 2, kTauB = 3, kShiftedA = 4, kShiftedB = kShiftedA + kShiftCap + 1;
+// st.rho's slots: A's rho, B's rho, A's tau, B's tau, A's rho bins and B's (dev::kBinSlots each); with accurate
+// scaling then kShiftCap + 1 of A's effective rho (one per cap), and as many of B's.
+constexpr int kRhoA = 0, kRhoB = 1, kTauA = 2, kTauB = 3, kBinsA = 4, kBinsB = kBinsA + dev::kBinSlots;
+constexpr int kShiftedA = kBinsB + dev::kBinSlots, kShiftedB = kShiftedA + kShiftCap + 1;
 constexpr int kRhoSlots = kShiftedB + kShiftCap + 1;
 
 // The row views of the operands: A's rows are op(A)'s (k contiguous where op(A) = A^T), B's are op(B)'s columns
@@ -541,7 +570,15 @@ Decision choose(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, int 
   }
   std::copy(rho + kShiftedA, rho + kShiftedB, shifts.rho_a);
   std::copy(rho + kShiftedB, rho + kRhoSlots, shifts.rho_b);
-  const Stats s{rho[kRhoA], rho[kTauA], rho[kRhoB], rho[kTauB]};
+  Stats s{rho[kRhoA], rho[kTauA], rho[kRhoB], rho[kTauB]};
+  for (const auto& [bins, at] : {std::pair{&s.bins_a, host + kBinsA}, std::pair{&s.bins_b, host + kBinsB}})
+    for (int b = 0; b < kRhoBins; ++b) {  // counts as integers, maxima as the bits of doubles (at least 1, as above)
+      bins->count[b] = static_cast<double>(at[b]);
+      std::memcpy(&bins->rho[b], &at[kRhoBins + b], sizeof(double));
+      std::memcpy(&bins->tau[b], &at[2 * kRhoBins + b], sizeof(double));
+      bins->rho[b] = std::max(bins->rho[b], 1.0);
+      bins->tau[b] = std::max(bins->tau[b], 1.0);
+    }
   *read = s;
   Decision d = decide(a.M, a.N, a.K, s, fixed, accurate ? &shifts : nullptr);
   const std::lock_guard<std::mutex> lock(cache_mutex);
@@ -620,9 +657,11 @@ DeviceStats statistics(const GemmArgs& a, ExecContext& ctx, bool accurate) {
                                                              st.sum + a.M, st.sumsq + a.M);
   });
   CUDA_CHECK(cudaGetLastError());
-  static_assert(kRhoB == kRhoA + 1 && kTauB == kTauA + 1, "exponents_kernel writes A's slot, then B's");
+  static_assert(kRhoB == kRhoA + 1 && kTauB == kTauA + 1 && kBinsB == kBinsA + dev::kBinSlots,
+                "exponents_kernel writes A's slot, then B's");
   dev::exponents_kernel<<<static_cast<unsigned>((R + 255) / 256), 256, 0, s>>>(
-      static_cast<std::size_t>(a.M), R, a.K, st.amax, st.sum, st.sumsq, st.e, st.rho + kRhoA, st.rho + kTauA);
+      static_cast<std::size_t>(a.M), R, a.K, st.amax, st.sum, st.sumsq, st.e, st.rho + kRhoA, st.rho + kTauA,
+      st.rho + kBinsA);
   CUDA_CHECK(cudaGetLastError());
   if (accurate) coarse_shifts(a, ctx, st);
   return st;
@@ -743,13 +782,21 @@ void emulate_with(int n, const GemmArgs& a, ExecContext& ctx, const DeviceStats&
 }
 
 // What the launch read and chose, reported with the harness's row.
-void note(ExecContext& ctx, const Decision& d, const std::optional<Stats>& read) {
+void note(ExecContext& ctx, const GemmArgs& a, const Decision& d, const std::optional<Stats>& read) {
   if (read) {
     std::ostringstream inputs;
     inputs.precision(6);
     inputs << "rho_a=" << read->rho_a << " rho_b=" << read->rho_b << " tau_a=" << read->tau_a
            << " tau_b=" << read->tau_b;
     ctx.notes()["ozaki_inputs"] = inputs.str();
+    std::ostringstream bins;  // each side's bins as "largest rho:rows", A's, then B's after " |"
+    bins.precision(9);
+    for (const RhoBins* b : {&read->bins_a, &read->bins_b}) {
+      if (b == &read->bins_b) bins << " |";
+      for (int i = 0; i < kRhoBins; ++i)
+        if (b->count[i] > 0) bins << ' ' << b->rho[i] << ':' << b->count[i];
+    }
+    ctx.notes()["ozaki_rho_bins"] = bins.str();
   }
   ctx.notes()["ozaki_moduli"] = std::to_string(d.moduli);
   ctx.notes()["ozaki_decision"] = d.reason;
@@ -758,6 +805,13 @@ void note(ExecContext& ctx, const Decision& d, const std::optional<Stats>& read)
     os.precision(3);
     os << d.predicted_ratio;
     ctx.notes()["ozaki_predicted_error"] = os.str();
+    if (read && read->binned() && !d.accurate) {  // what the worst row against the worst column would have said
+      const Stats unbinned{read->rho_a, read->tau_a, read->rho_b, read->tau_b};
+      std::ostringstream u;
+      u.precision(3);
+      u << predicted_ratio(unbinned, a.M, a.N, a.K, d.qa, d.qb);
+      ctx.notes()["ozaki_predicted_error_unbinned"] = u.str();
+    }
   }
 }
 
@@ -781,7 +835,7 @@ void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate, bool 
   if (d.moduli == 0) {
     registry().find("cublas")->launch(a, ctx);
     ctx.mark_phase("native");
-    note(ctx, d, read);
+    note(ctx, a, d, read);
     return;
   }
   ctx.mark_phase("scaling");
@@ -795,7 +849,7 @@ void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate, bool 
   }
   const int width = route == Products::kOwn && !pipeline_always ? a.N : pipeline_width(a.M, a.N, a.K, pipeline_always);
   emulate_with(d.moduli, a, ctx, st, d, w, width, route, std::make_integer_sequence<int, kMaxModuli - kMinModuli + 1>{});
-  note(ctx, d, read);
+  note(ctx, a, d, read);
 }
 
 }  // namespace

@@ -24,6 +24,7 @@
 #include <cuda_runtime.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -106,20 +107,45 @@ const Crt& crt(int n);  // n in [1, kMaxModuli]; computed once per n
 // The scaling's total S = qa + qb for n moduli and depth K: the largest with K 2^S < P / 2.
 int scale_bits(int n, int K);
 
+// How rho spreads over an operand's rows: bin b holds the rows with rho in [2^(b/2), 2^((b+1)/2)) (half-octaves; the
+// last bin everything above), its count and the largest rho and tau among them.
+constexpr int kRhoBins = 40;  // rho <= 2K < 2^18 wherever emulation can run: 36 bins used
+__host__ __device__ inline int rho_bin(double rho) {
+  int ex = 0;
+  const double f = frexp(rho, &ex);  // rho = f 2^ex, f in [1/2, 1): log2 rho in [ex - 1, ex)
+  const int b = 2 * (ex - 1) + (f >= 0.70710678118654752 ? 1 : 0);
+  return b < 0 ? 0 : b >= kRhoBins ? kRhoBins - 1 : b;
+}
+struct RhoBins {
+  double count[kRhoBins] = {};
+  double rho[kRhoBins] = {};
+  double tau[kRhoBins] = {};
+};
+
 // Statistics of the inputs, from the device: over the rows of A (columns of B) that are finite and not zero,
 // rho = max 2^e / mean |x| (>= 1: how far the row's largest exponent sits above its typical element) and
 // tau = max rms(x) / mean |x| (>= 1: the spread of the magnitudes; measured from the rows' sums of squares where a
-// row's largest magnitude lies in [2^-400, 2^400], else that row's bound sqrt(rho): rms^2 <= max |x| mean |x|).
+// row's largest magnitude lies in [2^-400, 2^400], else that row's bound sqrt(rho): rms^2 <= max |x| mean |x|);
+// and, where the device binned them, how rho and tau spread over the rows (bins_a) and columns (bins_b).
 struct Stats {
   double rho_a = 1, tau_a = 1, rho_b = 1, tau_b = 1;
+  RhoBins bins_a, bins_b;  // all counts zero: not binned
+  Stats() = default;
+  Stats(double ra, double ta, double rb, double tb) : rho_a(ra), tau_a(ta), rho_b(rb), tau_b(tb) {}
+  bool binned() const;
 };
 
 // The estimated max over C of |C - C_exact|_ij / (eps (|A||B|)_ij) with qa and qb scaling bits. The first-order
 // error of element (i, j) is a sum of K terms of random sign, each a rounding (uniform in half a unit: variance
 // 1/12 unit^2) times an element of the other operand: its standard deviation against (|A||B|)_ij, of about
 // K mean|a_i| mean|b_j|, is sqrt((rho_a tau_b 2^(53 - qa))^2 + (rho_b tau_a 2^(53 - qb))^2) / sqrt(12 K) in
-// units of eps; the largest of M N such sums lies within about z = sqrt(2 ln(M N)) deviations. The
-// second-order term is bounded outright: 2^(53 - qa - qb) rho_a rho_b / 4.
+// units of eps; the largest of M N such sums lies within about z = sqrt(2 ln(M N)) deviations (the level that one
+// of the M N sums is expected to exceed). Where the statistics are binned, the same level is taken over the pairs
+// of bins instead of the worst row against the worst column: the t with sum_pq n_p n_q exp(-t^2 / (2 s_pq^2)) = 1,
+// s_pq the deviation above for the largest rho and tau of A's bin p and B's bin q, and at least sqrt(2 ln 2)
+// deviations of the worst pair, as z is. It is never above the unbinned estimate, and sharper where a few rows
+// hold the extreme elements (at PHI 0.5 to 1, 1.3-2x; docs/gemm-notes.md, step 42). The second-order term is
+// bounded outright: 2^(53 - qa - qb) rho_a rho_b / 4.
 double predicted_ratio(const Stats& s, int M, int N, int K, int qa, int qb);
 
 // Accurate scaling (the paper's second mode: one extra, coarse INT8 product). The bound K 2^S above assumes

@@ -109,13 +109,72 @@ std::pair<int, int> split_bits(const Stats& s, int S) {
   return {qa, S - qa};
 }
 
+bool Stats::binned() const {
+  const auto any = [](const RhoBins& b) {
+    return std::any_of(b.count, b.count + kRhoBins, [](double c) { return c > 0; });
+  };
+  return any(bins_a) && any(bins_b);
+}
+
+namespace {
+
+// The level t that sum_p n_p exp(-t^2 / (2 s_p^2)) reaches 1 at, over the pairs of bins (ozaki.hpp), and at least
+// sqrt(2 ln 2) s of the largest s. In u = t^2, g(u) = ln sum_p n_p exp(-u / (2 s_p^2)) is convex and decreasing, so
+// Newton's method from a u where g <= 0 (each pair's term at most 1 / (pairs): u = max_p 2 s_p^2 ln(pairs n_p))
+// steps once past the root and then climbs to it from below; it stops within 1e-6 of u (4 to 6 steps).
+double binned_level(const Stats& s, double ka, double kb) {
+  struct Pair {
+    double log_n, a;  // ln n_p and 1 / (2 s_p^2)
+  };
+  int used_a[kRhoBins], used_b[kRhoBins], na = 0, nb = 0;
+  double log_a[kRhoBins], log_b[kRhoBins];
+  for (int p = 0; p < kRhoBins; ++p) {
+    if (s.bins_a.count[p] > 0) log_a[na] = std::log(s.bins_a.count[p]), used_a[na++] = p;
+    if (s.bins_b.count[p] > 0) log_b[nb] = std::log(s.bins_b.count[p]), used_b[nb++] = p;
+  }
+  Pair pairs[kRhoBins * kRhoBins];
+  int count = 0;
+  double v_max = 0;  // the largest s_p^2
+  for (int i = 0; i < na; ++i)
+    for (int j = 0; j < nb; ++j) {
+      const int p = used_a[i], q = used_b[j];
+      const double x = s.bins_a.rho[p] * s.bins_b.tau[q] * ka, y = s.bins_b.rho[q] * s.bins_a.tau[p] * kb;
+      const double v = x * x + y * y;
+      pairs[count++] = {log_a[i] + log_b[j], 1 / (2 * v)};
+      v_max = std::max(v_max, v);
+    }
+  if (!(v_max > 0) || !std::isfinite(v_max)) return std::sqrt(v_max);
+  const double floor = 2 * std::log(2.0) * v_max, log_count = std::log(count);
+  double u = floor;
+  for (int i = 0; i < count; ++i) u = std::max(u, (log_count + pairs[i].log_n) / pairs[i].a);
+  for (int step = 0; step < 50; ++step) {
+    // g and g' with the largest exponent factored out (log-sum-exp)
+    double top = -INFINITY;
+    for (int i = 0; i < count; ++i) top = std::max(top, pairs[i].log_n - u * pairs[i].a);
+    double sum = 0, slope = 0;
+    for (int i = 0; i < count; ++i) {
+      const double w = std::exp(pairs[i].log_n - u * pairs[i].a - top);
+      sum += w;
+      slope += pairs[i].a * w;
+    }
+    const double next = u + (top + std::log(sum)) * sum / slope;
+    const bool done = std::abs(next - u) <= 1e-6 * u;
+    u = next;
+    if (done) break;
+  }
+  return std::sqrt(std::max(u, floor));
+}
+
+}  // namespace
+
 double predicted_ratio(const Stats& s, int M, int N, int K, int qa, int qb) {
-  const double k = std::max(K, 1);
+  const double root = std::sqrt(12.0 * std::max(K, 1));
+  const double ka = std::ldexp(1.0, 53 - qa) / root, kb = std::ldexp(1.0, 53 - qb) / root;
   const double z = std::sqrt(2.0 * std::log(std::max(static_cast<double>(M) * N, 2.0)));
-  const double first = z * std::hypot(s.rho_a * s.tau_b * std::ldexp(1.0, 53 - qa),
-                                      s.rho_b * s.tau_a * std::ldexp(1.0, 53 - qb)) / std::sqrt(12.0 * k);
+  const double first = z * std::hypot(s.rho_a * s.tau_b * ka, s.rho_b * s.tau_a * kb);
   const double second = std::ldexp(1.0, 53 - qa - qb) * s.rho_a * s.rho_b / 4.0;
-  return first + second;
+  // The bins' maxima are the rows' (each row in one bin), so the binned level is never above `first`.
+  return (s.binned() ? std::min(first, binned_level(s, ka, kb)) : first) + second;
 }
 
 double predicted_time_ratio(int M, int N, int K, int n, bool accurate) {
@@ -169,6 +228,7 @@ Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli, const Shi
     e.predicted_ratio = INFINITY;
     for (int qa = std::max(0, S - 62); qa <= std::min(62, S); ++qa) {
       const auto [ca, cb] = shift_caps(qa, S - qa);
+      // unbinned: the bins hold the rows' rho before their shifts
       const Stats t{std::max(shifts->rho_a[ca], 1.0), s.tau_a, std::max(shifts->rho_b[cb], 1.0), s.tau_b};
       const double r = predicted_ratio(t, M, N, K, qa, S - qa);
       if (r < e.predicted_ratio) {
