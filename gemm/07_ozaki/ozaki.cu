@@ -208,24 +208,27 @@ __device__ __forceinline__ void warp_atomic_max(unsigned long long* at, unsigned
 // of its largest tau.
 constexpr int kBinSlots = 3 * kRhoBins;
 
-// Each lane's row into its bin: slot is the bin's count's (b for A's bin b, kBinSlots + b for B's; < 0: none). The
-// lanes of a warp that share a bin add their count and raise the bin's maxima by one atomic each, from the lowest
-// of them (an operand's rows land in a few bins).
-__device__ __forceinline__ void warp_bin(unsigned long long* bins, int slot, unsigned long long rho_bits,
-                                         unsigned long long tau_bits) {
-  const unsigned same = __match_any_sync(0xffffffffu, slot);
-  unsigned long long rho_max = rho_bits, tau_max = tau_bits;
-  for (int src = 0; src < 32; ++src) {  // the maxima over the lanes of this bin
-    const unsigned long long r = __shfl_sync(0xffffffffu, rho_bits, src), t = __shfl_sync(0xffffffffu, tau_bits, src);
-    if (same >> src & 1u) {
-      rho_max = max(rho_max, r);
-      tau_max = max(tau_max, t);
-    }
+// Each thread's row into its bin: slot is the bin's count's (b for A's bin b, kBinSlots + b for B's; < 0: none).
+// The block gathers its rows' bins in shared memory and adds them to the grid's with one atomic per slot in use
+// (an operand's rows land in a few bins; an atomic per row or warp on the same few words would queue up). Every
+// thread of the block calls it.
+__device__ __forceinline__ void block_bin(unsigned long long* bins, int slot, unsigned long long rho_bits,
+                                          unsigned long long tau_bits) {
+  __shared__ unsigned long long gathered[2 * kBinSlots];
+  for (int i = threadIdx.x; i < 2 * kBinSlots; i += blockDim.x) gathered[i] = 0;
+  __syncthreads();
+  if (slot >= 0) {
+    atomicAdd(&gathered[slot], 1ull);
+    atomicMax(&gathered[kRhoBins + slot], rho_bits);
+    atomicMax(&gathered[2 * kRhoBins + slot], tau_bits);
   }
-  if (slot < 0 || static_cast<int>(threadIdx.x % 32) != __ffs(same) - 1) return;
-  atomicAdd(bins + slot, static_cast<unsigned long long>(__popc(same)));
-  atomicMax(bins + kRhoBins + slot, rho_max);
-  atomicMax(bins + 2 * kRhoBins + slot, tau_max);
+  __syncthreads();
+  for (int i = threadIdx.x; i < 2 * kBinSlots; i += blockDim.x) {
+    const int within = i % kBinSlots;  // count, largest rho or largest tau of bin within % kRhoBins
+    if (gathered[i - within + within % kRhoBins] == 0) continue;  // the bin holds none of the block's rows
+    if (within < kRhoBins) atomicAdd(bins + i, gathered[i]);
+    else atomicMax(bins + i, gathered[i]);
+  }
 }
 
 // Per row of A (r < M) and of B (r >= M, R = M + N rows in all): e (amax < 2^e), or kBad; over each operand's
@@ -262,7 +265,7 @@ __global__ void exponents_kernel(std::size_t M, std::size_t R, int K, const unsi
   warp_atomic_max(rho_max + 1, b_row ? rho_bits : 0);
   warp_atomic_max(tau_max, b_row ? 0 : tau_bits);
   warp_atomic_max(tau_max + 1, b_row ? tau_bits : 0);
-  warp_bin(bins, bin < 0 ? -1 : b_row ? kBinSlots + bin : bin, rho_bits, tau_bits);
+  block_bin(bins, bin < 0 ? -1 : b_row ? kBinSlots + bin : bin, rho_bits, tau_bits);
 }
 
 // Row i of the coarse product W (M x N, column-major, ld ldw): its largest element into wmax[i] (atomics over
