@@ -652,7 +652,7 @@ TEST(Ozaki, RowsAndColumnsOfVeryDifferentScale) {
 
 // rho and tau of a view's rows (A's rows, B's columns) as the device's statistics define them: the largest over
 // the finite non-zero rows, tau measured where a row's largest magnitude lies in [2^-400, 2^400], else its bound
-// sqrt(rho); 1 where no row counts. Each counted row's rho into *each (when given).
+// sqrt(rho); 1 where no row counts. Each counted row's rho and tau into *each (when given).
 std::pair<double, double> host_rho_tau(const Eigen::MatrixXd& rows,
                                        std::vector<std::pair<double, double>>* each = nullptr) {
   double rho = 1, tau = 1;
