@@ -210,15 +210,18 @@ TEST(OzakiRule, RhoBinsAreHalfOctaves) {
   EXPECT_EQ(rho_bin(2.0 * kMaxK), 36) << "the largest rho of a row that can be emulated";
 }
 
+// `rows` rows of the given rho and tau into their bin.
+void add_rows(RhoBins& b, double rho, double tau, double rows) {
+  const int i = rho_bin(rho);
+  b.count[i] += rows;
+  b.rho[i] = std::max(b.rho[i], rho);
+  b.tau[i] = std::max(b.tau[i], tau);
+}
+
 // Bins of rows for a test: (largest rho, largest tau, rows) per bin.
 RhoBins make_bins(std::initializer_list<std::tuple<double, double, double>> bins) {
   RhoBins b;
-  for (const auto& [rho, tau, rows] : bins) {
-    const int i = rho_bin(rho);
-    b.count[i] += rows;
-    b.rho[i] = std::max(b.rho[i], rho);
-    b.tau[i] = std::max(b.tau[i], tau);
-  }
+  for (const auto& [rho, tau, rows] : bins) add_rows(b, rho, tau, rows);
   return b;
 }
 
@@ -256,10 +259,7 @@ TEST(OzakiRule, BinnedEstimateWeighsTheRowsOfWideSpreadByTheirCount) {
       const int bins = 1 + static_cast<int>(u(rng) * 6);
       for (int i = 0; i < bins; ++i) {
         const double rho = std::pow(2.0, u(rng) * 12), tau = 1 + u(rng) * (std::sqrt(rho) - 1);
-        const int k = rho_bin(rho);
-        b->count[k] += std::floor(1 + u(rng) * 5000);
-        b->rho[k] = std::max(b->rho[k], rho);
-        b->tau[k] = std::max(b->tau[k], tau);
+        add_rows(*b, rho, tau, std::floor(1 + u(rng) * 5000));
         double& side_rho = b == &r.bins_a ? r.rho_a : r.rho_b;
         double& side_tau = b == &r.bins_a ? r.tau_a : r.tau_b;
         side_rho = std::max(side_rho, rho);
@@ -724,16 +724,14 @@ TEST(Ozaki, MeasuresTheSpreadOfItsInputs) {
     double d[4] = {};
     ASSERT_EQ(std::sscanf(noted.c_str(), "rho_a=%lf rho_b=%lf tau_a=%lf tau_b=%lf", &d[0], &d[1], &d[2], &d[3]), 4)
         << noted;
-    const auto [rho_a, tau_a] = host_rho_tau(p.A);
-    const auto [rho_b, tau_b] = host_rho_tau(p.B.transpose());
+    std::vector<std::pair<double, double>> rows_a, rows_b;  // each counted row's rho and tau, for the bins below
+    const auto [rho_a, tau_a] = host_rho_tau(p.A, &rows_a);
+    const auto [rho_b, tau_b] = host_rho_tau(p.B.transpose(), &rows_b);
     const double host[4] = {rho_a, rho_b, tau_a, tau_b};
     for (int t = 0; t < 4; ++t)
       EXPECT_NEAR(d[t], host[t], 1e-5 * host[t]) << dist << ": " << noted << " (slot " << t << ")";
     EXPECT_LT(tau_a, std::sqrt(rho_a) * 0.99) << dist << ": tau measured, not the bound";
     ASSERT_TRUE(ctx.notes().count("ozaki_rho_bins")) << dist;
-    std::vector<std::pair<double, double>> rows_a, rows_b;
-    host_rho_tau(p.A, &rows_a);
-    host_rho_tau(p.B.transpose(), &rows_b);
     EXPECT_EQ(rows_b.size(), 199u) << "the zero column is not counted";
     expect_bins_match(ctx.notes().at("ozaki_rho_bins"), false, rows_a, dist);
     expect_bins_match(ctx.notes().at("ozaki_rho_bins"), true, rows_b, dist);
