@@ -18,7 +18,8 @@
 //   fence made the grid path 0.1-0.3 us a launch slower from 2^16 to 2^20 on an H100 (docs/reduce-notes.md).
 // - Programmatic dependent launch (sm_90): the kernel waits (griddepcontrol.wait) for the kernel before it in
 //   the stream to finish before it reads anything, and lets the next one launch at once; the launch's own
-//   latency then overlaps the kernel before it.
+//   latency then overlaps the kernel before it. Before it waits, each thread asks the L2 for its first step of
+//   loads (prefetch.global.L2), so that their DRAM round trip overlaps the kernel before it as well.
 // Since every thread's share of the input, every block's tree and the final order are fixed for a given
 // device, path and n, float and double results are bitwise identical run to run.
 // Bandwidth: each thread keeps kUnroll 16-byte loads in flight (int4, longlong2, float4, double2), coalesced
@@ -108,10 +109,40 @@ __device__ __forceinline__ Sum block_merge(Sum v) {
   return block_fold<kWarpSize>(v, warp_sums, DeviceThread<Block>{});
 }
 
+// Where the input's 16-byte vectors lie: a scalar head up to the first 16-byte boundary, nvec vectors from vin,
+// a scalar tail from element `tail`.
+template <class T>
+struct Vectors {
+  std::size_t head, nvec, tail;
+  const typename Vec16<T>::type* vin;
+  __device__ __forceinline__ Vectors(const T* in, std::size_t n) {
+    constexpr int W = kWidth<T>;
+    const std::size_t misaligned = (reinterpret_cast<std::uintptr_t>(in) % 16) / sizeof(T);
+    head = misaligned ? min(n, static_cast<std::size_t>(W) - misaligned) : 0;
+    nvec = (n - head) / W;
+    tail = head + nvec * W;
+    vin = reinterpret_cast<const typename Vec16<T>::type*>(in + head);
+  }
+};
+
 // Programmatic dependent launch (sm_90; nothing elsewhere): wait until the kernel before this one in the stream
-// has finished and its writes are visible, then let the kernel after this one launch.
-__device__ __forceinline__ void follow_predecessor() {
+// has finished and its writes are visible, then let the kernel after this one launch. Before the wait, where
+// `prefetch`, the L2 is asked for this thread's first step of vectors (the loads thread_share issues first), so
+// that their DRAM round trip overlaps the kernel before instead of following it (docs/reduce-notes.md). That is
+// safe while that kernel may still be writing the input: the L2 is device memory's point of coherence, so a line
+// fetched early is updated there by the later writes, and prefetch.global.L2 puts nothing in this SM's L1.
+template <class T>
+__device__ __forceinline__ void follow_predecessor([[maybe_unused]] const T* in, [[maybe_unused]] std::size_t n,
+                                                   [[maybe_unused]] std::size_t tid,
+                                                   [[maybe_unused]] std::size_t threads,
+                                                   [[maybe_unused]] bool prefetch) {
 #ifdef KS_FAST_SM90
+  if (prefetch) {
+    const Vectors<T> v(in, n);
+#pragma unroll
+    for (int u = 0; u < kUnroll; ++u)
+      if (tid + u * threads < v.nvec) asm volatile("prefetch.global.L2 [%0];\n" ::"l"(v.vin + tid + u * threads));
+  }
   asm volatile("griddepcontrol.wait;\n" ::: "memory");
   asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
 #endif
@@ -124,10 +155,8 @@ __device__ __forceinline__ Sum thread_share(const T* __restrict__ in, std::size_
                                             std::size_t threads) {
   using V = typename Vec16<T>::type;
   constexpr int W = kWidth<T>;
-  const std::size_t misaligned = (reinterpret_cast<std::uintptr_t>(in) % 16) / sizeof(T);
-  const std::size_t head = misaligned ? min(n, static_cast<std::size_t>(W) - misaligned) : 0;
-  const std::size_t nvec = (n - head) / W;
-  const std::size_t tail = head + nvec * W;
+  const Vectors<T> layout(in, n);
+  const std::size_t head = layout.head, nvec = layout.nvec, tail = layout.tail;
 
   // One running sum per unrolled load: with a single chain of dependent adds, ptxas issued each 16-byte
   // load just before its adds (the same registers for all four), so every load waited out the memory latency
@@ -136,7 +165,7 @@ __device__ __forceinline__ Sum thread_share(const T* __restrict__ in, std::size_
 #pragma unroll
   for (int u = 0; u < kUnroll; ++u) acc[u] = Sum::zero();
   if (tid < head) acc[0].add(transform<op>(in[tid]));
-  const V* vin = reinterpret_cast<const V*>(in + head);
+  const V* vin = layout.vin;
   auto add_vec = [&](Sum& a, const V& v) {
     const T* e = reinterpret_cast<const T*>(&v);
 #pragma unroll
@@ -228,10 +257,11 @@ __device__ __forceinline__ Sum take_slots(Slot* slots) {
 template <class T, Op op, class Sum>
 __global__ void __launch_bounds__(kBlock, 4) fast_grid_kernel(const T* __restrict__ in, std::size_t n, Acc<T>* out,
                                                           Sum* partials, unsigned* counter,
-                                                          [[maybe_unused]] Slot* slots) {
-  follow_predecessor();
-  Sum acc = thread_share<T, op, Sum>(in, n, static_cast<std::size_t>(blockIdx.x) * kBlock + threadIdx.x,
-                                     static_cast<std::size_t>(gridDim.x) * kBlock);
+                                                          [[maybe_unused]] Slot* slots, bool prefetch) {
+  const std::size_t tid = static_cast<std::size_t>(blockIdx.x) * kBlock + threadIdx.x;
+  const std::size_t threads = static_cast<std::size_t>(gridDim.x) * kBlock;
+  follow_predecessor(in, n, tid, threads, prefetch);
+  Sum acc = thread_share<T, op, Sum>(in, n, tid, threads);
   acc = block_merge<kBlock>(acc);
   __shared__ bool last_block;
 #ifdef KS_FAST_SM90
@@ -278,15 +308,17 @@ __global__ void __launch_bounds__(kBlock, 4) fast_grid_kernel(const T* __restric
 
 // One block, or (sm_90; the host launches it so nowhere else) a grid that is one cluster of Block-thread blocks.
 template <class T, Op op, class Sum, int Block>
-__global__ void __launch_bounds__(Block, 1) fast_block_kernel(const T* __restrict__ in, std::size_t n, Acc<T>* out) {
-  follow_predecessor();
+__global__ void __launch_bounds__(Block, 1) fast_block_kernel(const T* __restrict__ in, std::size_t n, Acc<T>* out,
+                                                              bool prefetch) {
+  const std::size_t tid = static_cast<std::size_t>(blockIdx.x) * Block + threadIdx.x;
+  const std::size_t threads = static_cast<std::size_t>(gridDim.x) * Block;
+  follow_predecessor(in, n, tid, threads, prefetch);
 #ifdef KS_FAST_SM90
   // A block may write into block 0's shared memory only once block 0 has started: every thread arrives at the
   // cluster barrier as it starts and waits there before the write (by then, after the loads, a formality).
   if (gridDim.x > 1) asm volatile("barrier.cluster.arrive.relaxed.aligned;\n" ::: "memory");
 #endif
-  Sum acc = thread_share<T, op, Sum>(in, n, static_cast<std::size_t>(blockIdx.x) * Block + threadIdx.x,
-                                     static_cast<std::size_t>(gridDim.x) * Block);
+  Sum acc = thread_share<T, op, Sum>(in, n, tid, threads);
   acc = block_merge<Block>(acc);
   if (gridDim.x == 1) {
     if (threadIdx.x == 0) *out = acc.value();
@@ -399,6 +431,7 @@ struct Config {
   Path path = Path::Rule;
   bool pdl = true;    // where sm_90 allows it
   bool slots = true;  // the grid path's slot handover, where sm_90 allows it (else the counted one)
+  bool prefetch = true;  // with pdl: the first step of loads asked of the L2 before the wait (follow_predecessor)
 };
 
 template <class T, Op op, class Sum>
@@ -410,14 +443,15 @@ void run_fast(const T* in, std::size_t n, Acc<T>* out, Config config, ExecContex
   static PerDevice<int> resident([grid_kernel](int) { return device_resident_blocks(grid_kernel, kBlock); });
   const Sm90 s = sm90.get();
   const bool pdl = config.pdl && s.pdl;
+  const bool prefetch = pdl && config.prefetch;
   const std::size_t nvec = n / kWidth<T>;
   if (config.path == Path::Rule && nvec <= static_cast<std::size_t>(kClusterBlock) * kUnroll) {
     // One block where kUnroll vectors a thread cover the input: no combine across blocks at all; 256 threads
     // where they suffice (fewer warps to start and merge), else 1024.
     if (nvec <= static_cast<std::size_t>(kBlock) * kUnroll)
-      launch(small_kernel, 1, kBlock, 0, 1, pdl, ctx.stream(), in, n, out);
+      launch(small_kernel, 1, kBlock, 0, 1, pdl, ctx.stream(), in, n, out, prefetch);
     else
-      launch(cluster_kernel, 1, kClusterBlock, 0, 1, pdl, ctx.stream(), in, n, out);
+      launch(cluster_kernel, 1, kClusterBlock, 0, 1, pdl, ctx.stream(), in, n, out, prefetch);
     return;
   }
   const std::size_t per_block = static_cast<std::size_t>(kBlock) * kUnroll * kWidth<T>;
@@ -430,7 +464,8 @@ void run_fast(const T* in, std::size_t n, Acc<T>* out, Config config, ExecContex
     // One cluster with as many blocks (SMs) as give every thread at least one vector, up to the largest cluster.
     const auto blocks = static_cast<unsigned>(std::clamp<std::size_t>((nvec + kClusterBlock - 1) / kClusterBlock, 1,
                                                                       static_cast<std::size_t>(s.max_cluster)));
-    launch(cluster_kernel, blocks, kClusterBlock, s.one_per_sm_smem, blocks, pdl, ctx.stream(), in, n, out);
+    launch(cluster_kernel, blocks, kClusterBlock, s.one_per_sm_smem, blocks, pdl, ctx.stream(), in, n, out,
+           prefetch);
     return;
   }
   // The counter, then (16-byte aligned) the slots: one buffer of the context's, zero between launches. Sized for
@@ -440,7 +475,7 @@ void run_fast(const T* in, std::size_t n, Acc<T>* out, Config config, ExecContex
   Slot* slots = slotted ? reinterpret_cast<Slot*>(counter + slot_words) : nullptr;
   Sum* partials = slots ? nullptr : scratch_as<Sum>(ctx, static_cast<std::size_t>(grid));
   launch(grid_kernel, static_cast<unsigned>(grid), kBlock, 0, 1, pdl, ctx.stream(), in, n, out, partials, counter,
-         slots);
+         slots, prefetch);
 }
 
 ReduceLaunch fast_launch(bool compensated, Config config = {}) {
@@ -486,6 +521,11 @@ KS_REDUCE_VARIANT({.info = {.name = "fast_cluster",
                             .summary = "fast, always one cluster of up to 16 blocks (sm_90; the grid path elsewhere)",
                             .tuning = true},
                    .launch = fast_launch(false, {Path::Cluster, true})});
+KS_REDUCE_VARIANT({.info = {.name = "fast_no_prefetch",
+                            .summary = "fast without the L2 prefetch of its first loads before the programmatic "
+                                       "dependent launch's wait",
+                            .tuning = true},
+                   .launch = fast_launch(false, {.prefetch = false})});
 KS_REDUCE_VARIANT({.info = {.name = "fast_no_pdl",
                             .summary = "fast without programmatic dependent launch",
                             .tuning = true},
