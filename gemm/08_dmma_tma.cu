@@ -193,10 +193,9 @@ __device__ __forceinline__ void add_partial(double (&acc)[T::MT][T::NT][4], doub
   for (int q = 0; q < T::kWarpAcc; ++q) acc_q<T>(acc, q) += __ldcg(slot + q * 32 + lane);
 }
 
-// ---- split-K in clusters (gemm/stream_k.hpp, kClusterSize and kPairSize): the blocks of a cluster hold consecutive
-// shares of one tile; each puts its accumulators in its own shared memory, in the partials' fragment order, and sums
-// its quarters of the tile (kClusterQuarters / the cluster's size of them) over every block of the cluster through
-// distributed shared memory ----
+// ---- split-K in clusters (gemm/stream_k.hpp, kClusterSize): the blocks of a cluster hold consecutive shares of one
+// tile; each puts its accumulators in its own shared memory, in the partials' fragment order, and sums one slice
+// (a kClusterSize-th) of the tile over every block of the cluster through distributed shared memory ----
 
 __device__ __forceinline__ uint32_t cluster_rank() {
   uint32_t r;
@@ -221,11 +220,11 @@ __device__ __forceinline__ void cluster_store(uint32_t addr, uint32_t v) {
 __device__ __forceinline__ void cluster_sync_all() {
   asm volatile("barrier.cluster.arrive.release.aligned;\nbarrier.cluster.wait.acquire.aligned;\n" ::: "memory");
 }
-// One arrive on mbarrier `bar` (this block's address) of every block of the cluster (`size` of them), ordered after
-// what this block's threads wrote or read before (the caller's barrier) at cluster scope.
-__device__ __forceinline__ void cluster_arrive_all(uint32_t bar, int size) {
+// One arrive on mbarrier `bar` (this block's address) of every block of the cluster, ordered after what this
+// block's threads wrote or read before (the caller's barrier) at cluster scope.
+__device__ __forceinline__ void cluster_arrive_all(uint32_t bar) {
   asm volatile("fence.acq_rel.cluster;\n" ::: "memory");
-  for (uint32_t r = 0; r < static_cast<uint32_t>(size); ++r)
+  for (uint32_t r = 0; r < stream_k::kClusterSize; ++r)
     asm volatile("mbarrier.arrive.release.cluster.shared::cluster.b64 _, [%0];\n" ::"r"(cluster_map(bar, r)) : "memory");
 }
 __device__ __forceinline__ void cluster_bar_wait(uint32_t bar) {
@@ -252,19 +251,18 @@ __device__ __forceinline__ void fragment_place(int e, int tm, int tn, int& i, in
   j = tn * T::BN + (w / T::WARPS_M) * 32 + nt * 8 + 2 * (lane % 4) + r % 2;
 }
 
-// The end of a split-K share in a cluster of `size` blocks (every block of it has exactly this one unit). `part`:
-// this block's stages, free now; ready and done: its two cluster mbarriers (`size` arrives each). Block `rank` of the
-// cluster sums quarters rank, rank + size, ... of the tile over the cluster in rank order; a tile's last cluster
-// (share index above the others') adds the other clusters' quarters from global memory in share order and stores
-// C, the others write their quarters there and raise their flags. Deterministic: every sum in a fixed order.
+// The end of a split-K share in a cluster (every block of it has exactly this one unit). `part`: this block's
+// stages, free now; ready and done: its two cluster mbarriers (kClusterSize arrives each). Each block sums its
+// slice over the cluster in rank order; a tile's last cluster (share index above the others') adds the other
+// clusters' slices from global memory in share order and stores C, the others write their slices there and raise
+// their flags. Deterministic: every sum in a fixed order.
 template <class T>
 __device__ __forceinline__ void cluster_combine(const GemmArgs& a, const double (&acc)[T::MT][T::NT][4], double* part,
                                                 uint32_t ready, uint32_t done, double* partials, unsigned* sync, int v,
-                                                int size, const stream_k::Plan::Share& share, int tm, int tn, int tw,
-                                                int lane) {
+                                                const stream_k::Plan::Share& share, int tm, int tn, int tw, int lane) {
   constexpr int kParts = T::kTileWarps * 32 * T::kWarpAcc, kThreads = T::kTileWarps * 32;
-  constexpr int kSlice = kParts / stream_k::kClusterQuarters, kPer = kSlice / kThreads;
-  static_assert(kPer * kThreads * stream_k::kClusterQuarters == kParts, "whole quarters");
+  constexpr int kSlice = kParts / stream_k::kClusterSize, kPer = kSlice / kThreads;
+  static_assert(kPer * kThreads * stream_k::kClusterSize == kParts, "whole slices");
   static_assert(kParts * 8 <= T::STAGES * T::kStageBytes + T::kRedBytes + T::kStoreBytes, "a partial fits the stages");
   tile_sync<T>();  // every warp's last fragment loads are done: the stages can be overwritten
 #pragma unroll
@@ -272,60 +270,49 @@ __device__ __forceinline__ void cluster_combine(const GemmArgs& a, const double 
     part[(tw * T::kWarpAcc + q) * 32 + lane] = acc_q<T>(acc, q);
   tile_sync<T>();
   const int i = tw * 32 + lane;
-  if (i == 0) cluster_arrive_all(ready, size);
+  if (i == 0) cluster_arrive_all(ready);
   cluster_bar_wait(ready);
   const uint32_t rank = cluster_rank();
-  const int quarters = stream_k::kClusterQuarters / size;
-  // Across the tile's clusters: cluster c (0 .. per_tile - 1) of the tile; block v's quarter j (of `quarters`) at
-  // slot v x quarters + j, a quarter of a partial each.
-  const int per_tile = share.splits / size, c = (share.split - 1) / size;
-  const bool last = c == per_tile - 1;
-  for (int j = 0; j < quarters; ++j) {
-    const int quarter = static_cast<int>(rank) + j * size;
-    double sum[kPer];
-    const uint32_t mine = smem_addr(part) + 8u * (quarter * kSlice + i);
+  double sum[kPer];
+  const uint32_t mine = smem_addr(part) + 8u * (rank * kSlice + i);
 #pragma unroll
-    for (int k = 0; k < kPer; ++k) sum[k] = cluster_load(cluster_map(mine + 8u * k * kThreads, 0));
-    for (int r = 1; r < size; ++r)
+  for (int k = 0; k < kPer; ++k) sum[k] = cluster_load(cluster_map(mine + 8u * k * kThreads, 0));
+  for (uint32_t r = 1; r < stream_k::kClusterSize; ++r)
 #pragma unroll
-      for (int k = 0; k < kPer; ++k) sum[k] += cluster_load(cluster_map(mine + 8u * k * kThreads, r));
-    if (j == quarters - 1) {
-      tile_sync<T>();  // this block's reads of the others' shared memory are done
-      if (i == 0) cluster_arrive_all(done, size);
-    }
-    if (!last) {
+    for (int k = 0; k < kPer; ++k) sum[k] += cluster_load(cluster_map(mine + 8u * k * kThreads, r));
+  tile_sync<T>();  // this block's reads of the others' shared memory are done
+  if (i == 0) cluster_arrive_all(done);
+  // Across the tile's clusters: cluster c (0 .. per_tile - 1) of the tile; slot v holds block v's slice.
+  const int per_tile = share.splits / stream_k::kClusterSize, c = (share.split - 1) / stream_k::kClusterSize;
+  if (c < per_tile - 1) {
 #pragma unroll
-      for (int k = 0; k < kPer; ++k)
-        __stcg(partials + (static_cast<size_t>(v) * quarters + j) * kSlice + i + k * kThreads, sum[k]);
-      continue;
+    for (int k = 0; k < kPer; ++k) __stcg(partials + static_cast<size_t>(v) * kSlice + i + k * kThreads, sum[k]);
+    raise_flag<T>(sync, v, tw, lane);
+  } else {
+    // Every other cluster's flag first, one lane each, all polled at once; then their slices in share order, each
+    // cluster's kPer loads in flight together. Taking one flag and then its slice per cluster cost two round trips
+    // a cluster, one after another (docs/gemm-notes.md, step 38); more than one cluster's loads in flight made
+    // ptxas spill (160-270 bytes of stack a thread at two).
+    for (int o = lane; o < c; o += 32) {
+      unsigned* flag = flag_of<T>(sync, v - (c - o) * stream_k::kClusterSize, tw);
+      wait_flag(flag);
+      *flag = 0;  // consumed: the counters are zero again when the kernel ends
     }
-    if (j == 0) {
-      // Every other cluster's flag first, one lane each, all polled at once; then their quarters in share order,
-      // each cluster's kPer loads in flight together. Taking one flag and then its slice per cluster cost two round
-      // trips a cluster, one after another (docs/gemm-notes.md, step 38); more than one cluster's loads in flight
-      // made ptxas spill (160-270 bytes of stack a thread at two).
-      for (int o = lane; o < c; o += 32) {
-        unsigned* flag = flag_of<T>(sync, v - (c - o) * size, tw);
-        wait_flag(flag);
-        *flag = 0;  // consumed: the counters are zero again when the kernel ends
-      }
-      // The warp barrier orders each lane's acquire before every lane's loads below (as raise_flag's orders the
-      // stores before the release).
-      __syncwarp();
-    }
+    // The warp barrier orders each lane's acquire before every lane's loads below (as raise_flag's orders the
+    // stores before the release).
+    __syncwarp();
     for (int o = 0; o < c; ++o) {
-      const double* slice = partials + (static_cast<size_t>(v - (c - o) * size) * quarters + j) * kSlice + i;
+      const double* slice = partials + static_cast<size_t>(v - (c - o) * stream_k::kClusterSize) * kSlice + i;
 #pragma unroll
       for (int k = 0; k < kPer; ++k) sum[k] += __ldcg(slice + k * kThreads);
     }
 #pragma unroll
     for (int k = 0; k < kPer; ++k) {
       int ci, cj;
-      fragment_place<T>(quarter * kSlice + i + k * kThreads, tm, tn, ci, cj);
+      fragment_place<T>(static_cast<int>(rank) * kSlice + i + k * kThreads, tm, tn, ci, cj);
       if (ci < a.M && cj < a.N) store_c(a, ci, cj, sum[k]);
     }
   }
-  if (!last) raise_flag<T>(sync, v, tw, lane);
   cluster_bar_wait(done);  // no block leaves while another reads its shared memory
 }
 
@@ -512,8 +499,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       bar_init(smem_addr(&empty[s]), T::kTileWarps);         // one arrive per warp that reads the stage
     }
     if (plan.cluster > 0) {
-      bar_init(smem_addr(&cl_ready), plan.cluster);  // one arrive from each block of the cluster
-      bar_init(smem_addr(&cl_done), plan.cluster);
+      bar_init(smem_addr(&cl_ready), stream_k::kClusterSize);  // one arrive from each block of the cluster
+      bar_init(smem_addr(&cl_done), stream_k::kClusterSize);
     }
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
     // With stream-K, blocks wait for blocks of lower tickets: tickets go in the order blocks start, so those
@@ -528,12 +515,12 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   }
   if (plan.cluster > 0) {
     // A cluster's blocks start together: its first block takes a ticket for the cluster and gives block r of it
-    // ticket x size + r; the barrier also makes every block's mbarriers initialised before any remote arrive.
+    // ticket x kClusterSize + r; the barrier also makes every block's mbarriers initialised before any remote arrive.
     if (threadIdx.x == 0 && cluster_rank() == 0) {
-      const unsigned size = static_cast<unsigned>(plan.cluster);
       const unsigned q = atomicAdd(&sync[0], 1u);
-      if (q == gridDim.x / size - 1) atomicExch(&sync[0], 0u);
-      for (uint32_t r = 0; r < size; ++r) cluster_store(cluster_map(smem_addr(&ticket), r), q * size + r);
+      if (q == gridDim.x / stream_k::kClusterSize - 1) atomicExch(&sync[0], 0u);
+      for (uint32_t r = 0; r < stream_k::kClusterSize; ++r)
+        cluster_store(cluster_map(smem_addr(&ticket), r), q * stream_k::kClusterSize + r);
     }
     cluster_sync_all();
   }
@@ -641,7 +628,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         }
         if (plan.cluster > 0) {
           cluster_combine<T>(a, acc, const_cast<double*>(smem), smem_addr(&cl_ready), smem_addr(&cl_done), partials,
-                             sync, v, plan.cluster, share, tm, tn, tw, lane);
+                             sync, v, share, tm, tn, tw, lane);
           continue;
         }
         // Lower tickets hold the tile's first k-tiles: add their partials (split-K: this share's sources in the
@@ -705,28 +692,27 @@ CUtensorMap tensor_map(const double* p, int rows, int cols, int ld, int box_cols
   });
 }
 
-// A launch of `grid` blocks of tile T's kernel on `stream`, in clusters of `cluster` blocks (0: none; `attr` is the
-// attribute's storage).
+// A launch of `grid` blocks of tile T's kernel on `stream`, in clusters of stream_k::kClusterSize blocks where
+// `cluster` (the attribute's storage) is set.
 template <class T>
-void cluster_launch(cudaLaunchConfig_t& cfg, cudaLaunchAttribute& attr, int grid, cudaStream_t stream, int cluster) {
+void cluster_launch(cudaLaunchConfig_t& cfg, cudaLaunchAttribute& attr, int grid, cudaStream_t stream, bool in_clusters = true) {
   cfg.gridDim = dim3(static_cast<unsigned>(grid));
   cfg.blockDim = dim3(T::kThreads);
   cfg.dynamicSmemBytes = T::kSmemBytes;
   cfg.stream = stream;
   attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = static_cast<unsigned>(std::max(cluster, 1));
+  attr.val.clusterDim.x = stream_k::kClusterSize;
   attr.val.clusterDim.y = 1;
   attr.val.clusterDim.z = 1;
   cfg.attrs = &attr;
-  cfg.numAttrs = cluster > 0 ? 1 : 0;
+  cfg.numAttrs = in_clusters ? 1 : 0;
 }
 
 // Per device and tile: whether the kernel's code loads there, and its resident blocks per SM.
 struct Readiness {
   bool loads = false;
   int sm_count = 0, blocks_per_sm = 0;
-  // Clusters of stream_k::kClusterSize blocks, and of stream_k::kPairSize, resident at once (split-K in clusters).
-  int clusters = 0, pairs = 0;
+  int clusters = 0;  // clusters of stream_k::kClusterSize blocks resident at once (split-K in clusters)
 };
 using TileReadiness = std::array<Readiness, dmma::kTmaTileCount>;
 
@@ -760,13 +746,10 @@ TileReadiness read_readiness(int device) {
         CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&r.blocks_per_sm, tma::tma_kernel<T>, T::kThreads,
                                                                  T::kSmemBytes));
         r.loads = r.blocks_per_sm > 0;
-        for (const int size : {stream_k::kClusterSize, stream_k::kPairSize}) {
-          cudaLaunchConfig_t cfg{};
-          cudaLaunchAttribute cluster{};
-          cluster_launch<T>(cfg, cluster, size * r.sm_count, nullptr, size);
-          int& fit = size == stream_k::kClusterSize ? r.clusters : r.pairs;
-          if (cudaOccupancyMaxActiveClusters(&fit, tma::tma_kernel<T>, &cfg) != cudaSuccess) fit = 0;
-        }
+        cudaLaunchConfig_t cfg{};
+        cudaLaunchAttribute cluster{};
+        cluster_launch<T>(cfg, cluster, stream_k::kClusterSize * r.sm_count, nullptr);
+        if (cudaOccupancyMaxActiveClusters(&r.clusters, tma::tma_kernel<T>, &cfg) != cudaSuccess) r.clusters = 0;
       }
       (void)cudaGetLastError();  // a failed query above leaves its error behind
     }, "dmma_tma tiles");
@@ -788,8 +771,7 @@ stream_k::Plan plan_for(const GemmArgs& a, const Readiness& r, bool shared) {
   const int slots = r.sm_count * r.blocks_per_sm;
   const double cost = stream_k::kPartialCost * 32 / T::BK;
   // Split-K in clusters needs the whole grid resident in clusters at once.
-  return stream_k::plan(tiles, ceil_div(a.K, T::BK), slots, cost, shared, r.clusters * stream_k::kClusterSize,
-                        r.pairs * stream_k::kPairSize);
+  return stream_k::plan(tiles, ceil_div(a.K, T::BK), slots, cost, shared, r.clusters * stream_k::kClusterSize);
 }
 
 std::string describe(const stream_k::Plan& p) {
@@ -821,11 +803,10 @@ void launch(const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared
   ctx.notes()["dmma_tma_schedule"] = describe(plan);
   if (plan.splits() > 0)  // split-K in clusters needs the grid resident in clusters at once (plan_for)
     ctx.notes()["dmma_tma_clusters"] = std::to_string(r.clusters) + " clusters of " +
-                                       std::to_string(stream_k::kClusterSize) + " or " + std::to_string(r.pairs) +
-                                       " of " + std::to_string(stream_k::kPairSize) + " resident";
+                                       std::to_string(stream_k::kClusterSize) + " resident";
   cudaLaunchConfig_t cfg{};
   cudaLaunchAttribute cluster{};
-  cluster_launch<T>(cfg, cluster, plan.grid, ctx.stream(), plan.cluster);
+  cluster_launch<T>(cfg, cluster, plan.grid, ctx.stream(), plan.cluster > 0);
   CUDA_CHECK(cudaLaunchKernelEx(&cfg, tma::tma_kernel<T>, map_a, map_b, map_c, c_by_tma, a, plan, partials, sync));
   CUDA_CHECK_LAUNCH();
 }
@@ -921,12 +902,6 @@ void run_or_fall_back(int tile, const GemmArgs& a, ExecContext& ctx, const char*
   dmma::run_rule(a, ctx);
 }
 
-// The readiness with no clusters of stream_k::kPairSize (the rule as it was before them: dmma_tma_no_pairs).
-TileReadiness without_pairs(TileReadiness r) {
-  for (Readiness& x : r) x.pairs = 0;
-  return r;
-}
-
 // The rule's choice on the current device: the TMA tile to run, or -1 for dmma's configuration.
 int rule_pick(const GemmArgs& a, const TileReadiness& r, std::string* why) {
   bool loads[dmma::kTmaTileCount];
@@ -934,21 +909,20 @@ int rule_pick(const GemmArgs& a, const TileReadiness& r, std::string* why) {
   for (int i = 0; i < dmma::kTmaTileCount; ++i) {
     loads[i] = r[static_cast<std::size_t>(i)].loads;
     t.tma_cluster_slots[static_cast<std::size_t>(i)] = r[static_cast<std::size_t>(i)].clusters * stream_k::kClusterSize;
-    t.tma_pair_slots[static_cast<std::size_t>(i)] = r[static_cast<std::size_t>(i)].pairs * stream_k::kPairSize;
   }
   return dmma::tma_pick(a.M, a.N, a.K, t, loads, copied_elements(a), why);
 }
 
 // The rule's choice: the skinny kernel for C of a few rows or columns; otherwise a TMA tile where it scores above
-// dmma's configuration and can run, dmma otherwise. `pairs` false: split-K in clusters of 4 only.
-void run_rule(const GemmArgs& a, ExecContext& ctx, bool pairs = true) {
+// dmma's configuration and can run, dmma otherwise.
+void run_rule(const GemmArgs& a, ExecContext& ctx) {
   if (dmma::skinny_pick(a.M, a.N, a.K, dmma::current_target().sm_count)) {
     ctx.notes()["dmma_tma_path"] = "skinny " + skinny::describe(a) + " (C of at most " +
                                    std::to_string(dmma::kSkinnyMaxSide) + " rows or columns: FP64 FMA)";
     skinny::launch(a, ctx);
     return;
   }
-  const TileReadiness r = pairs ? readiness() : without_pairs(readiness());
+  const TileReadiness r = readiness();
   std::string why;
   const int pick = rule_pick(a, r, &why);
   ctx.notes()["dmma_tma_path"] = why;
@@ -972,14 +946,7 @@ KS_GEMM_VARIANT({.info = {.name = "dmma_tma",
                                      "dimension copied first where that pays",
                           .min_cc = kTmaCc,
                           .phases = true},
-                 .launch = [](const GemmArgs& a, ExecContext& ctx) { run_rule(a, ctx); },
-                 .ops = kOpsAll});
-KS_GEMM_VARIANT({.info = {.name = "dmma_tma_no_pairs",
-                          .summary = "dmma_tma with split-K in clusters of 4 blocks only (no clusters of 2)",
-                          .min_cc = kTmaCc,
-                          .tuning = true,
-                          .phases = true},
-                 .launch = [](const GemmArgs& a, ExecContext& ctx) { run_rule(a, ctx, false); },
+                 .launch = run_rule,
                  .ops = kOpsAll});
 
 // Each TMA kernel on its own, for autotuning and testing: one per row of dmma::kTmaTiles, then dmma::kTmaExtras.

@@ -88,8 +88,7 @@ namespace {
 stream_k::Plan tma_plan(int M, int N, int K, const Target& t, int tile) {
   const TmaTile& s = kTmaTiles[tile];
   return stream_k::plan(tiles(M, N, s.bm, s.bn), std::max(1, (K + s.bk - 1) / s.bk), t.sm_count, stream_k::kPartialCost,
-                        true, t.tma_cluster_slots[static_cast<std::size_t>(tile)],
-                        t.tma_pair_slots[static_cast<std::size_t>(tile)]);
+                        true, t.tma_cluster_slots[static_cast<std::size_t>(tile)]);
 }
 
 // The share of split-K's predicted time that the Fenwick tree's combine takes (0 without split-K).

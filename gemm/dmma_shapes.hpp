@@ -149,12 +149,10 @@ struct Target {
   int code_arch = 0;  // the architecture the loaded kernel code was compiled for (e.g. 90, 86, 80)
   // Resident blocks per SM of each shape (0: does not fit on this GPU), from the CUDA occupancy calculator.
   std::array<int, kShapeCount> blocks_per_sm{};
-  // Blocks of each TMA tile's kernel resident at once in clusters of stream_k::kClusterSize, and of
-  // stream_k::kPairSize (split-K in clusters; 0: none, the Fenwick tree only). Filled by dmma_tma's rule from the
-  // occupancy calculator, as its launches plan with them (an H100: 30 clusters of 4, 120 blocks, and 66 of 2, 132
-  // blocks, for the one-block-per-SM tiles).
+  // Blocks of each TMA tile's kernel resident at once in clusters of stream_k::kClusterSize (split-K in clusters;
+  // 0: none, the Fenwick tree only). Filled by dmma_tma's rule from the occupancy calculator, as its launches plan
+  // with them (an H100: 30 clusters of 4 for the one-block-per-SM tiles).
   std::array<int, kTmaTileCount> tma_cluster_slots{};
-  std::array<int, kTmaTileCount> tma_pair_slots{};
   long long l2_bytes = 0;  // the L2 cache (0: unknown, taken as none)
 };
 

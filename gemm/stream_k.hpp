@@ -56,16 +56,12 @@ struct Unit {
 inline constexpr int kMinShare = 4;
 // Most shares of one tile's K combined in the Fenwick tree (header); split-K in clusters may split further.
 inline constexpr int kMaxSplits = 64;
-// Split-K in clusters: where a tile's K is split a multiple of the cluster size ways and the device can launch
+// Split-K in clusters: where a tile's K is split a multiple of kClusterSize ways and the device can launch
 // clusters of that many blocks, each cluster's blocks (consecutive shares of one tile) sum their partials through
-// distributed shared memory, each block a cluster-size-th of the tile (kClusterQuarters quarters of it), and where
-// a tile has several clusters, the last one's blocks add the others' slices from global memory (no tree: one read
-// of a slice per cluster). Clusters of kClusterSize, or of kPairSize where those fit more blocks: an H100's GPCs
-// hold 30 clusters of 4 (120 blocks) but 66 of 2 (132). Measured and modelled in docs/gemm-notes.md, steps 35 and
-// 43.
+// distributed shared memory, each block a kClusterSize-th of the tile, and where a tile has several clusters, the
+// last one's blocks add the others' slices from global memory (no tree: one read of a kClusterSize-th of a partial
+// per cluster). Measured and modelled in docs/gemm-notes.md, step 35.
 inline constexpr int kClusterSize = 4;
-inline constexpr int kPairSize = 2;
-inline constexpr int kClusterQuarters = 4;  // the slices a tile's partial is cut into (kClusterSize of them)
 
 // Fenwick-tree helpers for split-K: the lowest set bit of i (i >= 1).
 KS_SK_HD inline int lowbit(int i) { return i & -i; }
@@ -76,7 +72,7 @@ struct Plan {
   int k_tiles = 0;         // k-tiles per tile
   int grid = 0;            // blocks launched
   int sk_blocks = 0;       // blocks [0, sk_blocks) share the k-tiles of tiles [dp_tiles, tiles); 0: none
-  int cluster = 0;         // split-K in clusters of this many blocks (kClusterSize or kPairSize); 0: the Fenwick tree
+  int cluster = 0;         // split-K in clusters of this many blocks (kClusterSize); 0: the Fenwick tree
 
   KS_SK_HD long long sk_iters() const { return (tiles - dp_tiles) * k_tiles; }
   // The deepest block's share of the stream-K k-tiles (shares differ by at most one).
@@ -160,20 +156,11 @@ inline double split_combine_k_tiles(double share, int splits, double partial_cos
   return share + partial_cost * reads;
 }
 
-// The same for split-K in clusters of `size`: the exchange inside each cluster, and where a tile has more than one
-// cluster, the last cluster's step across them, each priced at kClusterStepShare of a partial's read; plus the
-// slices that last cluster reads, one a cluster before it, a size-th of a partial each, at kSliceReadShare of a
-// partial's read per partial's worth. Step 38 (docs/gemm-notes.md) timed the reads alone at about 0.1 (on an H100
-// the 29 quarter slices of one tile in 30 clusters of 4 took about 7 us, 0.75 of a 128 x 128 partial's 4 k-tiles of
-// about 9 us); 0.03 keeps the rule's measured choices among the plans in clusters of 4 (from 0.05 it would take two
-// 128 x 64 tiles at 128 x 128 x 262144, which read A twice and ran 87% of cuBLAS against the one 128 x 128 tile's
-// 94%), and still keeps clusters of 2 from splitting one tile 132 ways (65 slices of half a partial).
+// The same for split-K in clusters: the exchange inside each cluster, and where a tile has more than one cluster,
+// the last cluster's read of the others' slices, each priced at kClusterStepShare of a partial's read.
 inline constexpr double kClusterStepShare = 0.5;
-inline constexpr double kSliceReadShare = 0.03;
-inline double cluster_combine_k_tiles(double share, int splits, int size, double partial_cost) {
-  const int before_last = splits / size - 1;
-  return share + partial_cost * (kClusterStepShare * (before_last > 0 ? 2 : 1) +
-                                 kSliceReadShare * static_cast<double>(before_last) / size);
+inline double cluster_combine_k_tiles(double share, int splits, double partial_cost) {
+  return share + partial_cost * kClusterStepShare * (splits > kClusterSize ? 2 : 1);
 }
 
 // What sharing a tile costs, in k-tiles 32 deep: the partial's 128 KiB written by one block and read by the
@@ -191,7 +178,7 @@ inline double predicted_k_tiles(const Plan& p, double partial_cost) {
   if (p.sk_blocks > 0) {
     const long long share = p.longest_share();
     if (p.cluster > 0)
-      t += cluster_combine_k_tiles(static_cast<double>(share), p.splits(), p.cluster, partial_cost);
+      t += cluster_combine_k_tiles(static_cast<double>(share), p.splits(), partial_cost);
     else
       t += p.splits() > 0 ? split_combine_k_tiles(static_cast<double>(share), p.splits(), partial_cost)
                           : static_cast<double>(share) + partial_cost;
@@ -212,11 +199,10 @@ inline bool cluster_fills(long long tiles, long long splits, int slots) {
 
 // The schedule for `tiles` tiles of `k_tiles` each on `slots` resident blocks: stream-K where its predicted
 // time (partials at `partial_cost` k-tiles each) beats whole tiles; `enabled` false: whole tiles only
-// (grid = min(tiles, slots)). Split-K a multiple of kClusterSize ways on at most `cluster_slots` blocks, or of
-// kPairSize ways on at most `pair_slots` blocks, may combine in clusters instead of the Fenwick tree, where that is
-// predicted faster (clusters of 4 first where both are predicted alike).
+// (grid = min(tiles, slots)). Split-K a multiple of kClusterSize ways on at most `cluster_slots` blocks may
+// combine in clusters instead of the Fenwick tree, where that is predicted faster.
 inline Plan plan(long long tiles, int k_tiles, int slots, double partial_cost = kPartialCost, bool enabled = true,
-                 int cluster_slots = 0, int pair_slots = 0) {
+                 int cluster_slots = 0) {
   Plan whole;
   whole.tiles = tiles;
   whole.k_tiles = k_tiles;
@@ -248,12 +234,10 @@ inline Plan plan(long long tiles, int k_tiles, int slots, double partial_cost = 
     p.sk_blocks = static_cast<int>(tiles * splits);
     p.grid = p.sk_blocks;
     if (splits <= kMaxSplits) consider(p);
-    for (const int size : {kClusterSize, kPairSize})
-      if (splits % size == 0 && tiles * splits <= (size == kClusterSize ? cluster_slots : pair_slots) &&
-          cluster_fills(tiles, splits, slots)) {
-        p.cluster = size;
-        consider(p);
-      }
+    if (splits % kClusterSize == 0 && tiles * splits <= cluster_slots && cluster_fills(tiles, splits, slots)) {
+      p.cluster = kClusterSize;
+      consider(p);
+    }
   }
   return best;
 }

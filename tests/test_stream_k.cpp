@@ -140,8 +140,7 @@ TEST(StreamK, SharesTheLastWaveWherePredictedFaster) {
   p = sk::plan(2, 2048, 132, c, true, 120);
   EXPECT_EQ(p.splits(), 60);
   EXPECT_EQ(p.cluster, sk::kClusterSize);
-  // 35 k-tiles a share, two steps, and the last cluster's 14 quarter slices.
-  EXPECT_DOUBLE_EQ(sk::predicted_k_tiles(p, c), 35 + (2 * sk::kClusterStepShare + sk::kSliceReadShare * 14 / 4) * c);
+  EXPECT_DOUBLE_EQ(sk::predicted_k_tiles(p, c), 35 + 2 * sk::kClusterStepShare * c);
   EXPECT_EQ(sk::plan(2, 2048, 132, c, true, 0).cluster, 0);
   EXPECT_EQ(sk::plan(2, 2048, 132, c, true, 0).splits(), 64);
   p = sk::plan(4, 512, 132, c, true, 120);
@@ -149,51 +148,32 @@ TEST(StreamK, SharesTheLastWaveWherePredictedFaster) {
   EXPECT_EQ(p.splits(), 32);
   EXPECT_FALSE(sk::cluster_fills(4, 28, 132));
   EXPECT_TRUE(sk::cluster_fills(2, 60, 132));
-
-  // Clusters of 2 (pair_slots: 66 of them resident) where clusters of 4 leave blocks out or do not fit: 256 x 256 x
-  // 16384 in 128 x 32 tiles, 16 tiles of 512 k-tiles, 8 ways in 64 pairs (64 + two steps + 3 half slices) against
-  // the tree's 8 ways (64 + 3 reads); 4 tiles of 512 k-tiles 32 ways in pairs rather than the tree's 32.
-  p = sk::plan(16, 512, 132, c, true, 120, 132);
-  EXPECT_EQ(p.splits(), 8);
-  EXPECT_EQ(p.cluster, sk::kPairSize);
-  EXPECT_DOUBLE_EQ(sk::predicted_k_tiles(p, c), 64 + (2 * sk::kClusterStepShare + sk::kSliceReadShare * 3 / 2) * c);
-  EXPECT_DOUBLE_EQ(sk::predicted_k_tiles(sk::plan(16, 512, 132, c, true, 120, 0), c), 64 + 3 * c);
-  EXPECT_EQ(sk::plan(4, 512, 132, c, true, 120, 132).cluster, sk::kPairSize);
-  EXPECT_EQ(sk::plan(4, 512, 132, c, true, 120, 132).splits(), 32);
-  // One tile is not split 132 ways in pairs (its last pair would read 65 slices): 120 ways in clusters of 4.
-  p = sk::plan(1, 938, 132, c, true, 120, 132);
-  EXPECT_EQ(p.cluster, sk::kClusterSize);
-  EXPECT_EQ(p.splits(), 120);
 }
 
-// Every split-K plan in clusters (of 4 or of 2): S a multiple of the cluster's size, the grid resident in such
-// clusters, and each cluster's blocks (consecutive tickets) shares of one tile, its last cluster the tile's last
-// shares.
+// Every split-K plan in clusters: S a multiple of kClusterSize, the grid resident in clusters, and each cluster's
+// blocks (consecutive tickets) shares of one tile, its last cluster the tile's last shares.
 TEST(StreamK, ClusterPlansKeepEachClusterInOneTile) {
   namespace sk = stream_k;
-  int clustered[2] = {0, 0};
+  int clustered = 0;
   for (long long tiles : {1, 2, 3, 6, 8, 16, 30})
     for (int k_tiles : {16, 100, 512, 4000})
-      for (int cluster_slots : {0, 64, 120, 132})
-        for (int pair_slots : {0, 100, 132}) {
-          const sk::Plan p = sk::plan(tiles, k_tiles, 132, sk::kPartialCost, true, cluster_slots, pair_slots);
-          if (p.cluster == 0) continue;
-          ASSERT_TRUE(p.cluster == sk::kClusterSize || p.cluster == sk::kPairSize) << p.cluster;
-          ++clustered[p.cluster == sk::kPairSize];
-          const int S = p.splits(), size = p.cluster;
-          ASSERT_GT(S, 0);
-          EXPECT_EQ(S % size, 0);
-          EXPECT_LE(p.grid, size == sk::kClusterSize ? cluster_slots : pair_slots);
-          EXPECT_EQ(p.grid % size, 0);
-          for (int v = 0; v < p.grid; ++v) {
-            const sk::Plan::Share sh = p.share(v);
-            EXPECT_EQ(sh.units, 1);
-            EXPECT_EQ(sh.split, v % S + 1);
-            EXPECT_EQ(v / S, (v / size * size) / S) << "cluster of block " << v << " spans tiles";
-          }
+      for (int cluster_slots : {0, 64, 120, 132}) {
+        const sk::Plan p = sk::plan(tiles, k_tiles, 132, sk::kPartialCost, true, cluster_slots);
+        if (p.cluster == 0) continue;
+        ++clustered;
+        const int S = p.splits();
+        ASSERT_GT(S, 0);
+        EXPECT_EQ(S % sk::kClusterSize, 0);
+        EXPECT_LE(p.grid, cluster_slots);
+        EXPECT_EQ(p.grid % sk::kClusterSize, 0);
+        for (int v = 0; v < p.grid; ++v) {
+          const sk::Plan::Share sh = p.share(v);
+          EXPECT_EQ(sh.units, 1);
+          EXPECT_EQ(sh.split, v % S + 1);
+          EXPECT_EQ(v / S, (v / sk::kClusterSize * sk::kClusterSize) / S) << "cluster of block " << v << " spans tiles";
         }
-  EXPECT_GE(clustered[0], 6);
-  EXPECT_GE(clustered[1], 6);
+      }
+  EXPECT_GE(clustered, 6);
   // Clusters split one tile further than the tree may (their combine is two steps at any S): 938 k-tiles (100 x 1 x
   // 30000 in 128 x 128 x 32 tiles) 120 ways in 30 clusters, 8 k-tiles a share; the tree alone stops at kMaxSplits.
   const sk::Plan deep = sk::plan(1, 938, 132, sk::kPartialCost, true, 120);
@@ -205,7 +185,7 @@ TEST(StreamK, ClusterPlansKeepEachClusterInOneTile) {
 
 // The TMA kernels' stream-K schedules on the GPU (test_gemm_variants' shapes reach the split ones only): the last
 // wave and the remainder shared, K split from 2 to 120 ways (the Fenwick tree's combine with and without prefix
-// roots, in clusters of 4: 15 and 30 to a tile, and in clusters of 2: 4 and 11 to a tile), and whole tiles; odd edges, padded leading dimensions, beta != 0 and beta == 0 (NaN in C's
+// roots, and in clusters of 4: 15 and 30 to a tile), and whole tiles; odd edges, padded leading dimensions, beta != 0 and beta == 0 (NaN in C's
 // destination). The 128 x 128 kernel, the 128 x 64 one with two k-groups and its transpose 64 x 128, whose
 // partials are the first group's sum after the groups' exchange. Each product runs three times on one context
 // from a poisoned C: the flags and the ticket counter must be zero again after every launch, or a later owner
@@ -226,10 +206,9 @@ void expect_schedules_pass(const char* variant, std::initializer_list<StreamKCas
     const GemmProblem p = make_problem(c.shape, 1.25, c.beta, choose_seed());
     std::map<std::string, std::string> notes = expect_repeated_runs(*v, p, 3);
     // The schedule, where the GPU is the one the cases were written for: 132 SMs, and for split-K, 30 clusters of
-    // stream_k::kClusterSize and 66 of kPairSize resident (an H100's GPCs; split-K in clusters needs its grid
-    // resident in clusters).
+    // stream_k::kClusterSize resident (an H100's GPCs; split-K in clusters needs its grid resident in clusters).
     const auto clusters = notes.find("dmma_tma_clusters");
-    if (sms_132 && (clusters == notes.end() || clusters->second == "30 clusters of 4 or 66 of 2 resident")) {
+    if (sms_132 && (clusters == notes.end() || clusters->second == "30 clusters of 4 resident")) {
       EXPECT_EQ(notes["dmma_tma_schedule"].rfind(c.schedule, 0), 0u)
           << variant << " " << p.shape.str() << ": " << notes["dmma_tma_schedule"];
     }
@@ -240,8 +219,8 @@ TEST(DmmaTmaStreamK, EverySchedulePassesRepeatedly) {
   expect_schedules_pass("dmma_tma_128x128_k32",
                         {{{2900, 3000, 300, 2902, 302, 2901}, 0.5, "stream-K: 396 whole tiles, 156 shared by 132 blocks"},
                          {{640, 1000, 2000}, 0.0, "40 tiles, K split 3 ways"},
-                         {{2048, 64, 4000}, -1.0, "16 tiles, K split 8 ways in clusters of 2"},
-                         {{300, 200, 9000, 302, 9002, 301}, 0.5, "6 tiles, K split 22 ways in clusters of 2"},
+                         {{2048, 64, 4000}, -1.0, "16 tiles, K split 8 ways"},
+                         {{300, 200, 9000, 302, 9002, 301}, 0.5, "6 tiles, K split 22 ways"},
                          {{100, 1, 30000}, 0.0, "1 tiles, K split 120 ways in clusters of 4"},
                          {{200, 100, 30000, 201, 30001, 202}, 0.5, "2 tiles, K split 60 ways in clusters of 4"},
                          {{1400, 1536, 200, 1402}, 0.0, "132 whole tiles"}});
@@ -253,8 +232,8 @@ TEST(DmmaTmaStreamK, TwoKGroupsEverySchedulePassesRepeatedly) {
                          {{640, 512, 2000}, 0.0, "40 tiles, K split 3 ways"},
                          {{130, 60, 30000, 131, 30002, 133}, -1.0, "2 tiles, K split 60 ways in clusters of 4"},
                          {{100, 50, 30000, 101, 30001, 103}, 0.5, "1 tiles, K split 120 ways in clusters of 4"},
-                         {{2048, 64, 4000}, -1.0, "16 tiles, K split 8 ways in clusters of 2"},
-                         {{200, 130, 20000, 202, 20002, 203}, -1.0, "6 tiles, K split 22 ways in clusters of 2"},
+                         {{2048, 64, 4000}, -1.0, "16 tiles, K split 8 ways"},
+                         {{200, 130, 20000, 202, 20002, 203}, -1.0, "6 tiles, K split 22 ways"},
                          {{1400, 1536, 200, 1402}, 0.0, "264 whole tiles"},
                          {{1000, 1000, 1000, 1002, 1004, 1003}, 0.0, "128 whole tiles on 128 blocks"}});
 }
@@ -264,7 +243,7 @@ TEST(DmmaTmaStreamK, SixtyFourRowsEverySchedulePassesRepeatedly) {
                         {{{2900, 3000, 300, 2902, 302, 2901}, 0.5, "stream-K: 924 whole tiles, 180 shared by 132 blocks"},
                          {{64, 3000, 300}, 0.0, "24 tiles, K split 2 ways"},
                          {{40, 200, 30000, 41, 30001, 43}, 0.5, "2 tiles, K split 60 ways in clusters of 4"},
-                         {{40, 700, 20000, 42, 20002, 41}, 0.5, "6 tiles, K split 22 ways in clusters of 2"},
+                         {{40, 700, 20000, 42, 20002, 41}, 0.5, "6 tiles, K split 22 ways"},
                          {{1400, 1536, 200, 1402}, 0.0, "264 whole tiles"},
                          {{1, 3000, 5000, 2}, -1.0, "24 tiles, K split 5 ways"},  // lda even: the TMA's
                          {{1000, 1000, 1000, 1002, 1004, 1003}, 0.0, "128 whole tiles on 128 blocks"}});
@@ -277,8 +256,8 @@ TEST(DmmaTmaStreamK, ThirtyTwoColumnsEverySchedulePassesRepeatedly) {
                         {{{2900, 3000, 300, 2902, 302, 2901}, 0.5, "stream-K: 1980 whole tiles, 182 shared by 132 blocks"},
                          {{640, 64, 2000}, 0.0, "10 tiles, K split 8 ways"},
                          {{130, 30, 30000, 131, 30002, 133}, -1.0, "2 tiles, K split 60 ways in clusters of 4"},
-                         {{2048, 20, 4000}, -1.0, "16 tiles, K split 8 ways in clusters of 2"},
-                         {{200, 70, 20000, 202, 20002, 203}, -1.0, "6 tiles, K split 22 ways in clusters of 2"},
+                         {{2048, 20, 4000}, -1.0, "16 tiles, K split 8 ways"},
+                         {{200, 70, 20000, 202, 20002, 203}, -1.0, "6 tiles, K split 22 ways"},
                          {{1400, 1536, 200, 1402}, 0.0, "528 whole tiles on 132 blocks"},
                          {{3000, 1, 5000, 3000, 5001}, 0.5, "24 tiles, K split 5 ways"}});
 }
@@ -288,8 +267,8 @@ TEST(DmmaTmaStreamK, ThirtyTwoRowsEverySchedulePassesRepeatedly) {
                         {{{3000, 2900, 300, 3002, 302, 3001}, 0.5, "stream-K: 1980 whole tiles, 182 shared by 132 blocks"},
                          {{64, 640, 2000}, 0.0, "10 tiles, K split 8 ways"},
                          {{30, 130, 30000, 31, 30002, 33}, 0.5, "2 tiles, K split 60 ways in clusters of 4"},
-                         {{20, 2048, 4000}, -1.0, "16 tiles, K split 8 ways in clusters of 2"},
-                         {{70, 200, 20000, 72, 20002, 71}, -1.0, "6 tiles, K split 22 ways in clusters of 2"},
+                         {{20, 2048, 4000}, -1.0, "16 tiles, K split 8 ways"},
+                         {{70, 200, 20000, 72, 20002, 71}, -1.0, "6 tiles, K split 22 ways"},
                          {{1536, 1400, 200, 1538}, 0.0, "528 whole tiles on 132 blocks"},
                          {{1, 3000, 5000, 2}, -1.0, "24 tiles, K split 5 ways"}});
 }
