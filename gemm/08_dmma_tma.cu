@@ -48,10 +48,6 @@
 // exchange, the first group's); the blocks above it that take its partial wait for the flags, add, and store C
 // or pass the sum on.
 //
-// Programmatic dependent launch: the kernels launch with it and wait (griddepcontrol.wait) for the kernel before
-// them in the stream before they touch global memory, so a block's launch and set-up overlap that kernel's tail
-// (dmma_tma_no_pdl launches without it, for A/B runs).
-//
 // Any shape: the TMA zero-fills what lies outside A and B (edge tiles, the K tail), and the stores to C are
 // guarded (tiles inside C take an unguarded store). The TMA needs lda and ldb even (16-byte strides) and A, B
 // 16-byte aligned: an operand that is not so is copied first into scratch with a padded leading dimension, where
@@ -497,13 +493,6 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
   const int tiles_m = ceil_div(a.M, T::BM), tiles_n = ceil_div(a.N, T::BN);
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
 
-  // Programmatic dependent launch (the host launches with it): this block may start while the kernel before it in
-  // the stream is still running, so every thread waits for that kernel to finish (its writes visible) before it
-  // touches global memory: the operands, C, the context's counters and scratch. Then the kernel after this one may
-  // launch; its blocks find room as this grid's leave, and their launch overlaps this grid's tail.
-  asm volatile("griddepcontrol.wait;\n" ::: "memory");
-  asm volatile("griddepcontrol.launch_dependents;\n" ::: "memory");
-
   if (threadIdx.x == 0) {
     for (int s = 0; s < T::STAGES; ++s) {
       bar_init(smem_addr(&full[s]), 1);                      // the producer's arrive; the TMA adds the bytes
@@ -704,29 +693,19 @@ CUtensorMap tensor_map(const double* p, int rows, int cols, int ld, int box_cols
 }
 
 // A launch of `grid` blocks of tile T's kernel on `stream`, in clusters of stream_k::kClusterSize blocks where
-// `in_clusters`, with programmatic dependent launch where `pdl` (`attrs`: the attributes' storage).
+// `cluster` (the attribute's storage) is set.
 template <class T>
-void cluster_launch(cudaLaunchConfig_t& cfg, cudaLaunchAttribute (&attrs)[2], int grid, cudaStream_t stream,
-                    bool in_clusters, bool pdl) {
+void cluster_launch(cudaLaunchConfig_t& cfg, cudaLaunchAttribute& attr, int grid, cudaStream_t stream, bool in_clusters = true) {
   cfg.gridDim = dim3(static_cast<unsigned>(grid));
   cfg.blockDim = dim3(T::kThreads);
   cfg.dynamicSmemBytes = T::kSmemBytes;
   cfg.stream = stream;
-  unsigned count = 0;
-  if (in_clusters) {
-    attrs[count].id = cudaLaunchAttributeClusterDimension;
-    attrs[count].val.clusterDim.x = stream_k::kClusterSize;
-    attrs[count].val.clusterDim.y = 1;
-    attrs[count].val.clusterDim.z = 1;
-    ++count;
-  }
-  if (pdl) {
-    attrs[count].id = cudaLaunchAttributeProgrammaticStreamSerialization;
-    attrs[count].val.programmaticStreamSerializationAllowed = 1;
-    ++count;
-  }
-  cfg.attrs = attrs;
-  cfg.numAttrs = count;
+  attr.id = cudaLaunchAttributeClusterDimension;
+  attr.val.clusterDim.x = stream_k::kClusterSize;
+  attr.val.clusterDim.y = 1;
+  attr.val.clusterDim.z = 1;
+  cfg.attrs = &attr;
+  cfg.numAttrs = in_clusters ? 1 : 0;
 }
 
 // Per device and tile: whether the kernel's code loads there, and its resident blocks per SM.
@@ -768,8 +747,8 @@ TileReadiness read_readiness(int device) {
                                                                  T::kSmemBytes));
         r.loads = r.blocks_per_sm > 0;
         cudaLaunchConfig_t cfg{};
-        cudaLaunchAttribute attrs[2]{};
-        cluster_launch<T>(cfg, attrs, stream_k::kClusterSize * r.sm_count, nullptr, true, false);
+        cudaLaunchAttribute cluster{};
+        cluster_launch<T>(cfg, cluster, stream_k::kClusterSize * r.sm_count, nullptr);
         if (cudaOccupancyMaxActiveClusters(&r.clusters, tma::tma_kernel<T>, &cfg) != cudaSuccess) r.clusters = 0;
       }
       (void)cudaGetLastError();  // a failed query above leaves its error behind
@@ -804,15 +783,8 @@ std::string describe(const stream_k::Plan& p) {
          " shared by " + std::to_string(p.sk_blocks) + " blocks";
 }
 
-// How a TMA kernel launches: `shared` false: whole tiles only (no stream-K); `pdl` false: without programmatic
-// dependent launch (the tuning variant dmma_tma_no_pdl, for A/B runs).
-struct LaunchOptions {
-  bool shared = true;
-  bool pdl = true;
-};
-
 template <class T>
-void launch(const GemmArgs& a, ExecContext& ctx, const Readiness& r, LaunchOptions o) {
+void launch(const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared = true) {
   // The operands as stored: A is M x K (K x M for A^T), B is K x N (N x K for B^T); boxes as the header says.
   const CUtensorMap map_a = T::TA ? tensor_map(a.A, a.K, a.M, a.lda, T::BM) : tensor_map(a.A, a.M, a.K, a.lda, T::BK);
   const CUtensorMap map_b = T::TB ? tensor_map(a.B, a.N, a.K, a.ldb, T::BK) : tensor_map(a.B, a.K, a.N, a.ldb, T::BN);
@@ -821,7 +793,7 @@ void launch(const GemmArgs& a, ExecContext& ctx, const Readiness& r, LaunchOptio
   const bool c_by_tma = T::kStoreTma && pipeline::wide_operand(a.C, a.ldc);
   const CUtensorMap map_c = c_by_tma ? tensor_map(a.C, a.M, a.N, a.ldc, 32) : CUtensorMap{};
   if (T::kStoreTma) ctx.notes()["dmma_tma_c"] = c_by_tma ? "TMA stores" : "register stores (ldc odd or C not 16-byte aligned)";
-  const stream_k::Plan plan = plan_for<T>(a, r, o.shared);
+  const stream_k::Plan plan = plan_for<T>(a, r, shared);
   double* partials = nullptr;
   unsigned* sync = nullptr;
   if (plan.sk_blocks > 0) {  // the counters are self-resetting: zero before and after every launch
@@ -833,17 +805,17 @@ void launch(const GemmArgs& a, ExecContext& ctx, const Readiness& r, LaunchOptio
     ctx.notes()["dmma_tma_clusters"] = std::to_string(r.clusters) + " clusters of " +
                                        std::to_string(stream_k::kClusterSize) + " resident";
   cudaLaunchConfig_t cfg{};
-  cudaLaunchAttribute attrs[2]{};
-  cluster_launch<T>(cfg, attrs, plan.grid, ctx.stream(), plan.cluster > 0, o.pdl);
+  cudaLaunchAttribute cluster{};
+  cluster_launch<T>(cfg, cluster, plan.grid, ctx.stream(), plan.cluster > 0);
   CUDA_CHECK(cudaLaunchKernelEx(&cfg, tma::tma_kernel<T>, map_a, map_b, map_c, c_by_tma, a, plan, partials, sync));
   CUDA_CHECK_LAUNCH();
 }
 
-// Enqueues row `tile` of dmma::kTmaTiles.
-void launch_tile(int tile, const GemmArgs& a, ExecContext& ctx, const Readiness& r, LaunchOptions o) {
+// Enqueues row `tile` of dmma::kTmaTiles; `shared` false: whole tiles only (no stream-K).
+void launch_tile(int tile, const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared) {
   with_ops(a, [&](auto ta, auto tb) {
     with_index<dmma::kTmaTileCount>(tile, [&](auto t) {
-      launch<tma::TileOf<decltype(t)::value, decltype(ta)::value, decltype(tb)::value>>(a, ctx, r, o);
+      launch<tma::TileOf<decltype(t)::value, decltype(ta)::value, decltype(tb)::value>>(a, ctx, r, shared);
     }, "dmma_tma tiles");
   });
 }
@@ -891,7 +863,7 @@ __global__ void __launch_bounds__(kCopyThreads)
 // leading dimension rounded up to kTmaCopyPitch doubles (pitched_copy on the launch's stream, so the product
 // follows it in stream order). Where something is copied, the note dmma_tma_copies says what, and the phases
 // operand_copies and product time the two.
-void launch_describable(int tile, const GemmArgs& a, ExecContext& ctx, const Readiness& r, LaunchOptions o) {
+void launch_describable(int tile, const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared) {
   GemmArgs b = a;
   std::string copies;
   auto copy = [&](const double*& p, int& ld, int rows, int cols, const char* name) {
@@ -912,17 +884,17 @@ void launch_describable(int tile, const GemmArgs& a, ExecContext& ctx, const Rea
     ctx.notes()["dmma_tma_copies"] = copies;
     ctx.mark_phase("operand_copies");
   }
-  launch_tile(tile, b, ctx, r, o);
+  launch_tile(tile, b, ctx, r, shared);
   if (!copies.empty()) ctx.mark_phase("product");
 }
 
 // Runs `tile` (copying the operands it cannot describe first), or dmma's rule where the tile has no code for this
 // GPU; says which in the note dmma_tma_path (`name` the tile's).
-void run_or_fall_back(int tile, const GemmArgs& a, ExecContext& ctx, const char* name, LaunchOptions o) {
+void run_or_fall_back(int tile, const GemmArgs& a, ExecContext& ctx, const char* name, bool shared) {
   const Readiness r = readiness()[static_cast<std::size_t>(tile)];
   if (r.loads) {
     ctx.notes()["dmma_tma_path"] = std::string("tma ") + name;
-    launch_describable(tile, a, ctx, r, o);
+    launch_describable(tile, a, ctx, r, shared);
     return;
   }
   ctx.notes()["dmma_tma_path"] =
@@ -943,7 +915,7 @@ int rule_pick(const GemmArgs& a, const TileReadiness& r, std::string* why) {
 
 // The rule's choice: the skinny kernel for C of a few rows or columns; otherwise a TMA tile where it scores above
 // dmma's configuration and can run, dmma otherwise.
-void run_rule(const GemmArgs& a, ExecContext& ctx, LaunchOptions o = {}) {
+void run_rule(const GemmArgs& a, ExecContext& ctx) {
   if (dmma::skinny_pick(a.M, a.N, a.K, dmma::current_target().sm_count)) {
     ctx.notes()["dmma_tma_path"] = "skinny " + skinny::describe(a) + " (C of at most " +
                                    std::to_string(dmma::kSkinnyMaxSide) + " rows or columns: FP64 FMA)";
@@ -955,7 +927,7 @@ void run_rule(const GemmArgs& a, ExecContext& ctx, LaunchOptions o = {}) {
   const int pick = rule_pick(a, r, &why);
   ctx.notes()["dmma_tma_path"] = why;
   if (pick >= 0)
-    launch_describable(pick, a, ctx, r[static_cast<std::size_t>(pick)], o);
+    launch_describable(pick, a, ctx, r[static_cast<std::size_t>(pick)], true);
   else
     dmma::run_rule(a, ctx);
 }
@@ -974,14 +946,7 @@ KS_GEMM_VARIANT({.info = {.name = "dmma_tma",
                                      "dimension copied first where that pays",
                           .min_cc = kTmaCc,
                           .phases = true},
-                 .launch = [](const GemmArgs& a, ExecContext& ctx) { run_rule(a, ctx); },
-                 .ops = kOpsAll});
-KS_GEMM_VARIANT({.info = {.name = "dmma_tma_no_pdl",
-                          .summary = "dmma_tma with its TMA kernels launched without programmatic dependent launch",
-                          .min_cc = kTmaCc,
-                          .tuning = true,
-                          .phases = true},
-                 .launch = [](const GemmArgs& a, ExecContext& ctx) { run_rule(a, ctx, {.pdl = false}); },
+                 .launch = run_rule,
                  .ops = kOpsAll});
 
 // Each TMA kernel on its own, for autotuning and testing: one per row of dmma::kTmaTiles, then dmma::kTmaExtras.
@@ -993,9 +958,7 @@ KS_GEMM_VARIANTS([] {
                             .min_cc = kTmaCc,
                             .tuning = true,
                             .phases = true},
-                   .launch = [=](const GemmArgs& a, ExecContext& ctx) {
-                     run_or_fall_back(tile, a, ctx, name, {.shared = shared});
-                   },
+                   .launch = [=](const GemmArgs& a, ExecContext& ctx) { run_or_fall_back(tile, a, ctx, name, shared); },
                    .ops = kOpsAll});
   };
   for (int i = 0; i < dmma::kTmaTileCount; ++i) add(i, "", dmma::kTmaTiles[i].name, dmma::kTmaTiles[i].summary, true);
