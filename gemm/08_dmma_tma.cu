@@ -392,38 +392,9 @@ __device__ __forceinline__ void add_groups(double (&acc)[T::MT][T::NT][4], doubl
 // guarded form, each element with its own bounds test and 64-bit address, is 2,750 instructions of straight-line
 // code that every warp runs once and waits for in the instruction cache. Edge tiles
 // keep it.
-// Where C's columns start on 16-byte boundaries (C 16-byte aligned, ldc even), lanes g and g ^ 1 of a fragment
-// (lane ^ 4) swap one element each so that the even lane holds rows g, g + 1 of column 2t and the odd lane rows
-// g - 1, g of column 2t + 1: one 16-byte store where there were two 8-byte ones. At 4096 x 4096 x 32 the 8-byte
-// stores were twice cuBLAS's store requests for the same sectors, and the warps' longest stall was the LSU queue
-// (lg_throttle; docs/gemm-notes.md, step 43).
 template <class T>
 __device__ __forceinline__ void store_tile(const GemmArgs& a, const double (&acc)[T::MT][T::NT][4], int i0, int j0,
                                            bool inside) {
-  if (inside && reinterpret_cast<uintptr_t>(a.C) % 16 == 0 && a.ldc % 2 == 0) {
-    const bool beta0 = a.beta == 0.0;
-    const int odd = (threadIdx.x / 4) % 2;  // g's parity (lane 4 g + t)
-#pragma unroll
-    for (int nt = 0; nt < T::NT; ++nt) {
-      double* col = a.C + (i0 - odd) + static_cast<size_t>(j0 + nt * 8 + odd) * a.ldc;
-#pragma unroll
-      for (int mt = 0; mt < T::MT; ++mt)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          const double v0 = acc[mt][nt][2 * h], v1 = acc[mt][nt][2 * h + 1];  // columns 2t and 2t + 1 of row g
-          const double other = __shfl_xor_sync(0xffffffffu, odd ? v0 : v1, 4);
-          const double lo = odd ? other : v0, hi = odd ? v1 : other;
-          double2* p = reinterpret_cast<double2*>(col + mt * 16 + 8 * h);
-          if (beta0) {
-            *p = make_double2(a.alpha * lo, a.alpha * hi);
-          } else {  // as scale_store (kernel_common.cuh) writes each element
-            const double2 c = *p;
-            *p = make_double2(a.alpha * lo + a.beta * c.x, a.alpha * hi + a.beta * c.y);
-          }
-        }
-    }
-    return;
-  }
   if (inside) {
     const bool beta0 = a.beta == 0.0;
 #pragma unroll
