@@ -88,10 +88,10 @@ namespace tma {
 // TA, TB: op(A) = A^T, op(B) = B^T (the header's layouts).
 // STORE_TMA: the consumers write C into shared memory and TMA stores take it to global memory (store_tile_tma).
 template <int BM_, int BN_, int BK_, int STAGES_, int MIN_BLOCKS_, int KGROUPS_ = 1, bool STORE_TMA_ = false,
-          bool SWAP_ = false, bool TA_ = false, bool TB_ = false>
+          bool TA_ = false, bool TB_ = false>
 struct Tile {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, STAGES = STAGES_, kMinBlocks = MIN_BLOCKS_, KGROUPS = KGROUPS_;
-  static constexpr bool TA = TA_, TB = TB_, kStoreTma = STORE_TMA_, kSwap = SWAP_;
+  static constexpr bool TA = TA_, TB = TB_, kStoreTma = STORE_TMA_;
   // A group's warps, each a kWarpRows x 32 piece of C: 64 rows, or 32 in the 32-wide tiles (128 x 32 and 32 x 128,
   // for C of 9 to 32 columns or rows, where 64-wide pieces would be half padding and double the tensor cores' work on
   // a DRAM-bound product), so that those have four warps a group as well (a 128 x 32 tile of two 64 x 32 warps ran
@@ -117,10 +117,6 @@ struct Tile {
   static_assert(KGROUPS == 1 || (KGROUPS == 2 && STAGES % 2 == 0 && MT % kRedRounds == 0),
                 "two groups take alternate stages of an even count");
   static_assert(!kStoreTma || (KGROUPS == 1 && MT == 4), "C staged by the one group that covers the tile, 64 x 32 a warp");
-  static_assert(!(kStoreTma && kSwap), "the staging of C (tma_c_staged) follows the unswapped fragments");
-  // kSwap: each mma computes a piece of C^T (op(B)^T as its A operand, op(A)^T as its B), so that a lane's two
-  // adjacent accumulators are two adjacent rows of one column of C, one 16-byte store (acc_place).
-  static constexpr int kQn = kWarpRows / 8;  // kSwap: the mma's n tiles (8 rows of C each) in a warp's piece
 };
 
 using dmma::tma_kperm;
@@ -246,29 +242,13 @@ __device__ __forceinline__ void tile_sync() {
   asm volatile("barrier.sync 2, %0;\n" ::"n"(T::kTileWarps * 32) : "memory");
 }
 
-// Row i and column j, in the warp's kWarpRows x 32 piece of C, of accumulator [mt][nt][r] of lane (g, t). Either
-// way [mt][nt][r] lies in the 8 x 8 block of rows 16 mt + 8 (r / 2) and columns 8 nt; inside it the unswapped
-// fragment holds row g, columns 2t and 2t + 1, the swapped one rows 2t and 2t + 1 of column g. (Swapped, mma tile
-// (p, q) of C^T, 16 columns by 8 rows, keeps its four accumulators at acc[f / NT][f % NT], f = p kQn + q.)
-template <class T>
-__device__ __forceinline__ void acc_place(int mt, int nt, int r, int g, int t, int& i, int& j) {
-  if constexpr (T::kSwap) {
-    const int f = mt * T::NT + nt, p = f / T::kQn, q = f % T::kQn;
-    i = 8 * q + 2 * t + r % 2;
-    j = 16 * p + 8 * (r / 2) + g;
-  } else {
-    i = 16 * mt + 8 * (r / 2) + g;
-    j = 8 * nt + 2 * t + r % 2;
-  }
-}
-
 // C(i, j) of fragment-order element e of tile (tm, tn) (write_partial's layout: ((warp * kWarpAcc + q) * 32 + lane)).
 template <class T>
 __device__ __forceinline__ void fragment_place(int e, int tm, int tn, int& i, int& j) {
   const int lane = e % 32, q = e / 32 % T::kWarpAcc, w = e / (T::kWarpAcc * 32);
-  acc_place<T>(q / (T::NT * 4), q / 4 % T::NT, q % 4, lane / 4, lane % 4, i, j);
-  i += tm * T::BM + (w % T::WARPS_M) * T::kWarpRows;
-  j += tn * T::BN + (w / T::WARPS_M) * 32;
+  const int mt = q / (T::NT * 4), nt = q / 4 % T::NT, r = q % 4;
+  i = tm * T::BM + (w % T::WARPS_M) * T::kWarpRows + mt * 16 + 8 * (r / 2) + lane / 4;
+  j = tn * T::BN + (w / T::WARPS_M) * 32 + nt * 8 + 2 * (lane % 4) + r % 2;
 }
 
 // The end of a split-K share in a cluster (every block of it has exactly this one unit). `part`: this block's
@@ -347,54 +327,24 @@ __device__ __forceinline__ void consume(double (&acc)[T::MT][T::NT][4], const do
                                         const int (&a_off)[4], const int (&b_off)[4]) {
   const double* as = a_warp + S * (T::kStageBytes / 8);
   const double* bs = b_warp + S * (T::kStageBytes / 8);
-  if constexpr (T::kSwap) {
-    // The mma's A operand is op(B)^T (16 columns of C a tile), read from B's stage as the unswapped code reads op(A)
-    // from the other orientation of A's (B as stored is laid out as A^T is, B^T as A is), and its B operand is
-    // op(A)^T (8 rows of C), read from A's stage as op(B) is read from the other orientation of B's: the same
-    // conflict-free patterns, the operands' roles exchanged.
 #pragma unroll
-    for (int ks = 0; ks < T::BK / 16; ++ks) {
-      double af[2][8];
+  for (int ks = 0; ks < T::BK / 16; ++ks) {  // no wait inside: step ks + 1's loads overlap step ks
+    double bf[T::NT][4];
 #pragma unroll
-      for (int p = 0; p < 2; ++p)
+    for (int nt = 0; nt < T::NT; ++nt)
 #pragma unroll
-        for (int i = 0; i < 8; ++i)
-          af[p][i] = T::TB ? bs[p * 16 * T::BK + ks * 256 + (a_off[i / 2] ^ (8 * (i % 2)))]
-                           : bs[ks * T::BN * 16 + p * 256 + 128 * (i % 2) + b_off[i / 2]];
+      for (int i = 0; i < 4; ++i)
+        bf[nt][i] = T::TB ? bs[(nt / 2) * 16 * T::BK + ks * 256 + (a_off[i] ^ (8 * (nt % 2)))]
+                          : bs[ks * T::BN * 16 + nt * 8 * 16 + b_off[i]];
 #pragma unroll
-      for (int q = 0; q < T::kQn; ++q) {
-        double bf[4];
+    for (int mt = 0; mt < T::MT; ++mt) {
+      double af[8];
 #pragma unroll
-        for (int i = 0; i < 4; ++i)
-          bf[i] = T::TA ? as[ks * T::BM * 16 + q * 128 + b_off[i]]
-                        : as[(q / 2) * 16 * T::BK + ks * 256 + (a_off[i] ^ (8 * (q % 2)))];
+      for (int i = 0; i < 8; ++i)
+        af[i] = T::TA ? as[ks * T::BM * 16 + mt * 256 + 128 * (i % 2) + b_off[i / 2]]
+                      : as[mt * 16 * T::BK + ks * 256 + (a_off[i / 2] ^ (8 * (i % 2)))];
 #pragma unroll
-        for (int p = 0; p < 2; ++p) {
-          const int f = p * T::kQn + q;
-          dmma::mma_16x8x16<dmma::Instr::K16>(acc[f / T::NT][f % T::NT], af[p], bf);
-        }
-      }
-    }
-  } else {
-#pragma unroll
-    for (int ks = 0; ks < T::BK / 16; ++ks) {  // no wait inside: step ks + 1's loads overlap step ks
-      double bf[T::NT][4];
-#pragma unroll
-      for (int nt = 0; nt < T::NT; ++nt)
-#pragma unroll
-        for (int i = 0; i < 4; ++i)
-          bf[nt][i] = T::TB ? bs[(nt / 2) * 16 * T::BK + ks * 256 + (a_off[i] ^ (8 * (nt % 2)))]
-                            : bs[ks * T::BN * 16 + nt * 8 * 16 + b_off[i]];
-#pragma unroll
-      for (int mt = 0; mt < T::MT; ++mt) {
-        double af[8];
-#pragma unroll
-        for (int i = 0; i < 8; ++i)
-          af[i] = T::TA ? as[ks * T::BM * 16 + mt * 256 + 128 * (i % 2) + b_off[i / 2]]
-                        : as[mt * 16 * T::BK + ks * 256 + (a_off[i / 2] ^ (8 * (i % 2)))];
-#pragma unroll
-        for (int nt = 0; nt < T::NT; ++nt) dmma::mma_16x8x16<dmma::Instr::K16>(acc[mt][nt], af, bf[nt]);
-      }
+      for (int nt = 0; nt < T::NT; ++nt) dmma::mma_16x8x16<dmma::Instr::K16>(acc[mt][nt], af, bf[nt]);
     }
   }
 }
@@ -437,52 +387,21 @@ __device__ __forceinline__ void add_groups(double (&acc)[T::MT][T::NT][4], doubl
   }
 }
 
-// A consumer warp's kWarpRows x 32 piece of C, whose first row and column are i0 and j0 (acc_place says where
-// each accumulator goes). Tiles inside C (`inside`) take a pointer a column and the elements at immediate offsets,
-// beta tested once: the guarded form, each element with its own bounds test and 64-bit address, is 2,750
-// instructions of straight-line code that every warp runs once and waits for in the instruction cache. Edge tiles
-// keep it. Unswapped, a lane's two accumulators of a row are in two columns: 8-byte stores, 4 columns x 64 bytes a
-// warp's store. Swapped, they are two rows of one column: 16-byte stores where C allows them (ldc even, C 16-byte
-// aligned), 8 columns x 64 bytes a store, half the store instructions.
+// A consumer warp's kWarpRows x 32 piece of C: accumulator [mt][nt][r] is C(i0 + 16 mt + 8 (r / 2), j0 + 8 nt + r % 2).
+// Tiles inside C (`inside`) take 8 column pointers and the elements at immediate offsets, beta tested once: the
+// guarded form, each element with its own bounds test and 64-bit address, is 2,750 instructions of straight-line
+// code that every warp runs once and waits for in the instruction cache. Edge tiles
+// keep it.
 template <class T>
 __device__ __forceinline__ void store_tile(const GemmArgs& a, const double (&acc)[T::MT][T::NT][4], int i0, int j0,
-                                           int g, int t, bool inside) {
-  const bool beta0 = a.beta == 0.0;
-  if constexpr (T::kSwap) {
-    const bool wide = ((reinterpret_cast<uintptr_t>(a.C) | static_cast<uintptr_t>(a.ldc) * 8) & 15) == 0;
-    if (inside) {
-#pragma unroll
-      for (int p = 0; p < 2; ++p)
-#pragma unroll
-        for (int h = 0; h < 2; ++h) {
-          double* col = a.C + i0 + 2 * t + static_cast<size_t>(j0 + 16 * p + 8 * h + g) * a.ldc;
-#pragma unroll
-          for (int q = 0; q < T::kQn; ++q) {
-            const int f = p * T::kQn + q;
-            const double* v = &acc[f / T::NT][f % T::NT][2 * h];
-            double* at = col + 8 * q;
-            if (wide) {
-              double2 w = make_double2(a.alpha * v[0], a.alpha * v[1]);
-              if (!beta0) {
-                const double2 o = *reinterpret_cast<const double2*>(at);
-                w.x += a.beta * o.x;
-                w.y += a.beta * o.y;
-              }
-              *reinterpret_cast<double2*>(at) = w;
-            } else {
-              at[0] = a.alpha * v[0] + (beta0 ? 0.0 : a.beta * at[0]);
-              at[1] = a.alpha * v[1] + (beta0 ? 0.0 : a.beta * at[1]);
-            }
-          }
-        }
-      return;
-    }
-  } else if (inside) {
+                                           bool inside) {
+  if (inside) {
+    const bool beta0 = a.beta == 0.0;
 #pragma unroll
     for (int nt = 0; nt < T::NT; ++nt)
 #pragma unroll
       for (int c = 0; c < 2; ++c) {
-        double* col = a.C + i0 + g + static_cast<size_t>(j0 + 2 * t + nt * 8 + c) * a.ldc;
+        double* col = a.C + i0 + static_cast<size_t>(j0 + nt * 8 + c) * a.ldc;
         if (beta0) {
 #pragma unroll
           for (int mt = 0; mt < T::MT; ++mt)
@@ -504,9 +423,8 @@ __device__ __forceinline__ void store_tile(const GemmArgs& a, const double (&acc
     for (int nt = 0; nt < T::NT; ++nt)
 #pragma unroll
       for (int r = 0; r < 4; ++r) {
-        int i, j;
-        acc_place<T>(mt, nt, r, g, t, i, j);
-        if (i0 + i < a.M && j0 + j < a.N) store_c(a, i0 + i, j0 + j, acc[mt][nt][r]);
+        const int i = i0 + mt * 16 + 8 * (r / 2), j = j0 + nt * 8 + r % 2;
+        if (i < a.M && j < a.N) store_c(a, i, j, acc[mt][nt][r]);
       }
 }
 
@@ -728,7 +646,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
             continue;
           }
         }
-        store_tile<T>(a, acc, tm * T::BM + wm * T::kWarpRows, tn * T::BN + wn * 32, g, t,
+        store_tile<T>(a, acc, tm * T::BM + wm * T::kWarpRows + g, tn * T::BN + wn * 32 + 2 * t,
                       (tm + 1) * T::BM <= a.M && (tn + 1) * T::BN <= a.N);
       }
       // The shared memory the TMA stores read must outlive them, and their writes must be done when the kernel is.
@@ -750,8 +668,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 // The kernel of row I of dmma::kTmaTiles, for op(A) = A^T where TA and op(B) = B^T where TB.
 template <int I, bool TA = false, bool TB = false>
 using TileOf = Tile<dmma::kTmaTiles[I].bm, dmma::kTmaTiles[I].bn, dmma::kTmaTiles[I].bk, dmma::kTmaTiles[I].stages,
-                    dmma::kTmaTiles[I].min_blocks, dmma::kTmaTiles[I].kgroups, dmma::kTmaTiles[I].store_tma,
-                    dmma::kTmaTiles[I].swap, TA, TB>;
+                    dmma::kTmaTiles[I].min_blocks, dmma::kTmaTiles[I].kgroups, dmma::kTmaTiles[I].store_tma, TA, TB>;
 
 }  // namespace tma
 

@@ -113,7 +113,6 @@ struct TmaTile {
   int min_blocks;       // resident blocks per SM the kernel is compiled for (1: one per SM)
   int kgroups;          // consumer warp groups taking alternate stages of one tile
   bool store_tma;       // C through shared memory and TMA stores (kgroups 1 only; tma_c_staged)
-  bool swap;            // the mma computes C^T's fragments: 16-byte stores of C (gemm/08_dmma_tma.cu, acc_place)
   double speed;         // the rule's view; 0: the rule does not pick it
   double shallow_speed; // the same where K is at most kTmaShallowDepth
   const char* name;     // as in the notes dmma_tma_path
@@ -121,29 +120,23 @@ struct TmaTile {
   const char* summary;  // the tuning variant's
 };
 inline constexpr TmaTile kTmaTiles[] = {
-    {128, 128, 32, 3, 1, 1, false, false, 1.05, 1.05, "128x128x32", "128x128_k32",
+    {128, 128, 32, 3, 1, 1, false, 1.05, 1.05, "128x128x32", "128x128_k32",
      "dmma_tma, 128x128x32 tiles, 3 stages, stream-K last wave"},
-    {128, 64, 32, 4, 1, 2, false, false, 1.00, 1.00, "128x64x32, 2 k-groups", "128x64_k32_2g",
+    {128, 64, 32, 4, 1, 2, false, 1.00, 1.00, "128x64x32, 2 k-groups", "128x64_k32_2g",
      "dmma_tma, 128x64x32 tiles, 4 stages, two consumer warpgroups taking alternate k-tiles, one block per SM"},
-    {128, 128, 16, 6, 1, 1, false, false, 0, 1.10, "128x128x16", "128x128",
+    {128, 128, 16, 6, 1, 1, false, 0, 1.10, "128x128x16", "128x128",
      "dmma_tma, 128x128x16 tiles, 6 stages (the rule's where K is shallow)"},
-    {128, 64, 16, 4, 2, 1, false, false, 0, 0, "128x64x16", "128x64", "dmma_tma, 128x64x16 tiles, 4 stages, two blocks per SM"},
-    {64, 128, 32, 4, 1, 2, false, false, 1.00, 1.00, "64x128x32, 2 k-groups", "64x128_k32_2g",
+    {128, 64, 16, 4, 2, 1, false, 0, 0, "128x64x16", "128x64", "dmma_tma, 128x64x16 tiles, 4 stages, two blocks per SM"},
+    {64, 128, 32, 4, 1, 2, false, 1.00, 1.00, "64x128x32, 2 k-groups", "64x128_k32_2g",
      "dmma_tma, 64x128x32 tiles, 4 stages, two consumer warpgroups taking alternate k-tiles, one block per SM"},
-    {128, 128, 16, 3, 1, 1, true, false, 0, 0, "128x128x16, TMA store", "128x128_tmastore",
+    {128, 128, 16, 3, 1, 1, true, 0, 0, "128x128x16, TMA store", "128x128_tmastore",
      "dmma_tma, 128x128x16 tiles, 3 stages, C staged in shared memory and written by TMA stores"},
-    {128, 32, 32, 4, 1, 2, false, false, 0.85, 0.85, "128x32x32, 2 k-groups", "128x32_k32_2g",
+    {128, 32, 32, 4, 1, 2, false, 0.85, 0.85, "128x32x32, 2 k-groups", "128x32_k32_2g",
      "dmma_tma, 128x32x32 tiles, 4 stages, two consumer warpgroups of 32 x 32 warp tiles taking alternate k-tiles "
      "(C of 9 to 32 columns)"},
-    {32, 128, 32, 4, 1, 2, false, false, 0.85, 0.85, "32x128x32, 2 k-groups", "32x128_k32_2g",
+    {32, 128, 32, 4, 1, 2, false, 0.85, 0.85, "32x128x32, 2 k-groups", "32x128_k32_2g",
      "dmma_tma, 32x128x32 tiles, 4 stages, two consumer warpgroups of 32 x 32 warp tiles taking alternate k-tiles "
      "(C of 9 to 32 rows)"},
-    {128, 128, 16, 6, 1, 1, false, true, 0, 0, "128x128x16, swapped", "128x128_swap",
-     "dmma_tma, 128x128x16 tiles, 6 stages, fragments of C^T (16-byte C stores)"},
-    {128, 64, 16, 4, 2, 1, false, true, 0, 0, "128x64x16, swapped", "128x64_swap",
-     "dmma_tma, 128x64x16 tiles, 4 stages, two blocks per SM, fragments of C^T (16-byte C stores)"},
-    {128, 128, 32, 3, 1, 1, false, true, 0, 0, "128x128x32, swapped", "128x128_k32_swap",
-     "dmma_tma, 128x128x32 tiles, 3 stages, fragments of C^T (16-byte C stores)"},
 };
 inline constexpr int kTmaShallowDepth = 256;
 // The 32-wide tiles' side (128 x 32 and 32 x 128; the kernel's warps hold 32 x 32 pieces of C there).

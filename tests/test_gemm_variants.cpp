@@ -391,39 +391,6 @@ TEST(DmmaTmaStores, CThroughSharedMemoryAndTmaStores) {
   }
 }
 
-// The TMA kernels whose mma computes C^T's fragments (swap tiles), whose inside tiles store C 16 bytes a lane where
-// ldc is even and C 16-byte aligned, 8 bytes otherwise, and edge tiles element by element: several tiles per block
-// with edge tiles both ways and ldc two past M (the rows past M must keep their poison), ldc odd, a split K (the
-// Fenwick tree's partials, then the owner's store), all four op combinations, beta 0 over a poisoned C and beta !=
-// 0, twice per product on one context; then C one double past a 16-byte boundary.
-TEST(DmmaTmaSwapped, CStoredFromFragmentsOfCTransposed) {
-  KS_REQUIRE_GPU();
-  if (test::current_cc() != 90) GTEST_SKIP() << "the TMA kernel runs on compute capability 9.0";
-  int tested = 0;
-  for (int tile = 0; tile < dmma::kTmaTileCount; ++tile) {
-    if (!dmma::kTmaTiles[tile].swap) continue;
-    const std::string name = dmma::tma_variant_name(tile);
-    KS_VARIANT_OR_SKIP(v, name);
-    ++tested;
-    const std::tuple<GemmShape, double> cases[] = {
-        {{2000, 2100, 40, 2000, 2112, 2002}, 0.0},   // 16 x 17 tiles (33 x 17 of 64 rows), ldc two past M
-        {{2000, 2100, 72, 2000, 2112, 2000}, -0.5},  // K not a multiple of 16 or 32
-        {{1030, 2310, 70, 1030, 72, 1031}, 0.0},     // ldc odd: 8-byte stores
-        {{1030, 2310, 70, 1030, 72, 1031}, 1.5},
-        {{200, 300, 5000}, 0.75},                    // 6 or 12 tiles, K split
-    };
-    for (const auto& [base, beta] : cases)
-      for (int o = 0; o < 4; ++o)
-        expect_repeated_runs(*v, make_problem(base.with_ops(ops_of(o).a, ops_of(o).b), 1.25, beta, choose_seed()), 2);
-    const GemmProblem p = make_problem(GemmShape{1000, 1000, 64}, -0.75, 0.0, choose_seed());
-    Stream stream;
-    ExecContext ctx(stream.get());
-    const GemmCheck check = run_offset(*v, p, ctx, 0, 0, 1);
-    EXPECT_TRUE(check.ok) << check.report;
-  }
-  EXPECT_GT(tested, 0);
-}
-
 // Whether dmma_tma's rule copies on this GPU (its SM count sets the scores): the cases below are chosen so that
 // it does on the 132-SM H100 and H200.
 bool rule_copies(const GemmShape& s, long long copied, std::string* why) {
