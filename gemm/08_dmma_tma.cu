@@ -72,7 +72,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <array>
 #include <string>
 #include <type_traits>
@@ -478,7 +477,7 @@ template <class T>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     tma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                const __grid_constant__ CUtensorMap map_c, bool c_by_tma, GemmArgs a, stream_k::Plan plan,
-               double* partials, unsigned* sync, unsigned stagger_ns) {
+               double* partials, unsigned* sync) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ unsigned char smem_raw[];
   __shared__ __align__(8) uint64_t full[T::STAGES], empty[T::STAGES], cl_ready, cl_done;
@@ -569,14 +568,6 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     }
   } else {  // the consumers
     regs_inc<T::kConsumerRegs>();
-    if (stagger_ns != 0 && v >= static_cast<int>(gridDim.x) / 2) {  // EXPERIMENT: the upper half of the grid starts late
-      uint64_t t0, t1;
-      asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t0));
-      do {
-        __nanosleep(100);
-        asm volatile("mov.u64 %0, %%globaltimer;\n" : "=l"(t1));
-      } while (t1 - t0 < stagger_ns);
-    }
     const int cw = warp - 4;  // 0 .. kConsumerWarps - 1
     // Each k-group's code is its own instance (G a constant), so that which stages it reads is known at compile
     // time.
@@ -816,13 +807,7 @@ void launch(const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared
   cudaLaunchConfig_t cfg{};
   cudaLaunchAttribute cluster{};
   cluster_launch<T>(cfg, cluster, plan.grid, ctx.stream(), plan.cluster > 0);
-  static const unsigned stagger = [] {  // EXPERIMENT
-    const char* e = std::getenv("KS_DMMA_TMA_STAGGER_NS");
-    return e ? static_cast<unsigned>(std::atoi(e)) : 0u;
-  }();
-  if (stagger) ctx.notes()["dmma_tma_stagger_ns"] = std::to_string(stagger);
-  CUDA_CHECK(cudaLaunchKernelEx(&cfg, tma::tma_kernel<T>, map_a, map_b, map_c, c_by_tma, a, plan, partials, sync,
-                                stagger));
+  CUDA_CHECK(cudaLaunchKernelEx(&cfg, tma::tma_kernel<T>, map_a, map_b, map_c, c_by_tma, a, plan, partials, sync));
   CUDA_CHECK_LAUNCH();
 }
 
