@@ -72,7 +72,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <array>
 #include <string>
 #include <type_traits>
@@ -472,25 +471,13 @@ __device__ __forceinline__ void store_tile_tma(const GemmArgs& a, const double (
   }
 }
 
-// EXPERIMENT: grouped_tile with a run-time group of tile rows (0: kGroupM).
-__device__ __forceinline__ void grouped_tile_g(long long linear, long long tiles_m, long long tiles_n, int& tile_m,
-                                               int& tile_n, int group) {
-  const long long gm = group > 0 ? group : kGroupM;
-  const long long per_group = gm * tiles_n;
-  const long long first_m = linear / per_group * gm;
-  const long long rows = min(gm, tiles_m - first_m);
-  const long long within = linear % per_group;
-  tile_m = static_cast<int>(first_m + within % rows);
-  tile_n = static_cast<int>(within / rows);
-}
-
 // ---- the kernel ----
 
 template <class T>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     tma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                const __grid_constant__ CUtensorMap map_c, bool c_by_tma, GemmArgs a, stream_k::Plan plan,
-               double* partials, unsigned* sync, int group_m) {
+               double* partials, unsigned* sync) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ unsigned char smem_raw[];
   __shared__ __align__(8) uint64_t full[T::STAGES], empty[T::STAGES], cl_ready, cl_done;
@@ -552,7 +539,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     for (long long u = 0; u < units; ++u) {
       const stream_k::Unit w = plan.unit(v, share, u);
       int tm, tn;
-      grouped_tile_g(w.tile, tiles_m, tiles_n, tm, tn, group_m);
+      grouped_tile(w.tile, tiles_m, tiles_n, tm, tn);
       for (int kt = w.kb; kt < w.ke; ++kt) {
         bar_wait(smem_addr(&empty[stage]), phase ^ 1);  // the consumers have read this stage's last k-tile
         const uint32_t bar = smem_addr(&full[stage]);
@@ -606,7 +593,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       for (long long u = 0; u < units; ++u) {
         const stream_k::Unit w = plan.unit(v, share, u);
         int tm, tn;
-        grouped_tile_g(w.tile, tiles_m, tiles_n, tm, tn, group_m);
+        grouped_tile(w.tile, tiles_m, tiles_n, tm, tn);
         double acc[T::MT][T::NT][4] = {};
         // The k-tiles in rounds over the stages, so that every stage's index is a constant (a run-time index makes
         // ptxas recompute the fragment addresses, or dispatch through a jump table); a unit's
@@ -820,13 +807,7 @@ void launch(const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared
   cudaLaunchConfig_t cfg{};
   cudaLaunchAttribute cluster{};
   cluster_launch<T>(cfg, cluster, plan.grid, ctx.stream(), plan.cluster > 0);
-  static const int group_m = [] {  // EXPERIMENT
-    const char* e = std::getenv("KS_DMMA_TMA_GROUP_M");
-    return e ? std::atoi(e) : 0;
-  }();
-  if (group_m) ctx.notes()["dmma_tma_group_m"] = std::to_string(group_m);
-  CUDA_CHECK(cudaLaunchKernelEx(&cfg, tma::tma_kernel<T>, map_a, map_b, map_c, c_by_tma, a, plan, partials, sync,
-                                group_m));
+  CUDA_CHECK(cudaLaunchKernelEx(&cfg, tma::tma_kernel<T>, map_a, map_b, map_c, c_by_tma, a, plan, partials, sync));
   CUDA_CHECK_LAUNCH();
 }
 
