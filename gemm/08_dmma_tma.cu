@@ -72,7 +72,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <array>
 #include <string>
 #include <type_traits>
@@ -483,7 +482,7 @@ template <class T>
 __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     tma_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                const __grid_constant__ CUtensorMap map_c, bool c_by_tma, GemmArgs a, stream_k::Plan plan,
-               double* partials, unsigned* sync, int group_x) {
+               double* partials, unsigned* sync) {
 #if defined(__CUDA_ARCH_FEAT_SM90_ALL)
   extern __shared__ unsigned char smem_raw[];
   __shared__ __align__(8) uint64_t full[T::STAGES], empty[T::STAGES], cl_ready, cl_done;
@@ -545,7 +544,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     for (long long u = 0; u < units; ++u) {
       const stream_k::Unit w = plan.unit(v, share, u);
       int tm, tn;
-      grouped_tile(w.tile, tiles_m, tiles_n, tm, tn, T::kStoreTma ? group_x : kGroupM);
+      grouped_tile(w.tile, tiles_m, tiles_n, tm, tn, T::kGroup);
       for (int kt = w.kb; kt < w.ke; ++kt) {
         bar_wait(smem_addr(&empty[stage]), phase ^ 1);  // the consumers have read this stage's last k-tile
         const uint32_t bar = smem_addr(&full[stage]);
@@ -599,7 +598,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       for (long long u = 0; u < units; ++u) {
         const stream_k::Unit w = plan.unit(v, share, u);
         int tm, tn;
-        grouped_tile(w.tile, tiles_m, tiles_n, tm, tn, T::kStoreTma ? group_x : kGroupM);
+        grouped_tile(w.tile, tiles_m, tiles_n, tm, tn, T::kGroup);
         double acc[T::MT][T::NT][4] = {};
         // The k-tiles in rounds over the stages, so that every stage's index is a constant (a run-time index makes
         // ptxas recompute the fragment addresses, or dispatch through a jump table); a unit's
@@ -813,12 +812,7 @@ void launch(const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared
   cudaLaunchConfig_t cfg{};
   cudaLaunchAttribute cluster{};
   cluster_launch<T>(cfg, cluster, plan.grid, ctx.stream(), plan.cluster > 0);
-  static const int group_x = [] {  // EXPERIMENT
-    const char* e = std::getenv("KS_DMMA_TMA_GROUP_M");
-    return e ? std::atoi(e) : (1 << 30);
-  }();
-  CUDA_CHECK(cudaLaunchKernelEx(&cfg, tma::tma_kernel<T>, map_a, map_b, map_c, c_by_tma, a, plan, partials, sync,
-                                group_x));
+  CUDA_CHECK(cudaLaunchKernelEx(&cfg, tma::tma_kernel<T>, map_a, map_b, map_c, c_by_tma, a, plan, partials, sync));
   CUDA_CHECK_LAUNCH();
 }
 
