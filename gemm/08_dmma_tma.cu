@@ -117,11 +117,6 @@ struct Tile {
   static_assert(KGROUPS == 1 || (KGROUPS == 2 && STAGES % 2 == 0 && MT % kRedRounds == 0),
                 "two groups take alternate stages of an even count");
   static_assert(!kStoreTma || (KGROUPS == 1 && MT == 4), "C staged by the one group that covers the tile, 64 x 32 a warp");
-  // Tile rows a group of the tile order (grouped_tile). The TMA-store tile, which the rule runs where K is at most
-  // kTmaStoreMaxDepth and writing C is the time, walks C column by column: the tiles written at one time are then a
-  // contiguous span of C, which DRAM took faster than the scattered 1 KB column pieces of 8-row groups (4096 x 4096
-  // x 64: 66.4 against 70.8 us; docs/gemm-notes.md, step 44). At that depth A and B are thin panels in L2.
-  static constexpr int kGroup = kStoreTma ? (1 << 30) : kGroupM;
 };
 
 using dmma::tma_kperm;
@@ -544,7 +539,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     for (long long u = 0; u < units; ++u) {
       const stream_k::Unit w = plan.unit(v, share, u);
       int tm, tn;
-      grouped_tile(w.tile, tiles_m, tiles_n, tm, tn, T::kGroup);
+      grouped_tile(w.tile, tiles_m, tiles_n, tm, tn);
       for (int kt = w.kb; kt < w.ke; ++kt) {
         bar_wait(smem_addr(&empty[stage]), phase ^ 1);  // the consumers have read this stage's last k-tile
         const uint32_t bar = smem_addr(&full[stage]);
@@ -598,7 +593,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       for (long long u = 0; u < units; ++u) {
         const stream_k::Unit w = plan.unit(v, share, u);
         int tm, tn;
-        grouped_tile(w.tile, tiles_m, tiles_n, tm, tn, T::kGroup);
+        grouped_tile(w.tile, tiles_m, tiles_n, tm, tn);
         double acc[T::MT][T::NT][4] = {};
         // The k-tiles in rounds over the stages, so that every stage's index is a constant (a run-time index makes
         // ptxas recompute the fragment addresses, or dispatch through a jump table); a unit's

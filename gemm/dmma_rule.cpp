@@ -103,7 +103,6 @@ double tma_combine_share(int M, int N, int K, const Target& t, int tile) {
 double tma_score(int M, int N, int K, const Target& t, bool tma_ready, bool tma_operands, int tile) {
   if (!tma_ready || !tma_operands || t.sm_count <= 0) return 0;
   const TmaTile& s = kTmaTiles[tile];
-  if (s.store_tma && K > kTmaStoreMaxDepth) return 0;
   const stream_k::Plan p = tma_plan(M, N, K, t, tile);
   const double longest = stream_k::predicted_k_tiles(p, stream_k::kPartialCost);
   if (longest <= 0) return 0;  // empty C

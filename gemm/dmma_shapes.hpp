@@ -95,10 +95,8 @@ struct Config {
 //     most kTmaShallowDepth, where writing C is most of the time, the 128 x 128 x 16 kernel ran 1.6-5.8% faster
 //     than the 128 x 128 x 32 one (K = 32, 64, 128, 200; docs/gemm-notes.md, step 34): shallow speed 1.10.
 //   128 x 128 x 16 with C staged in shared memory and written by TMA stores (3 stages beside the 128 KB of
-//     staging), walking C column by column (the kernel's Tile::kGroup): where K is at most kTmaStoreMaxDepth, the
-//     rule's (shallow speed 1.15, above the 6-stage tile's 1.10): 98.1% of cuBLAS at 4096 x 4096 x 32 and 103.2%
-//     at K = 64 against the 6-stage tile's 93.2-93.4% and 96.7-97.3% in the same processes; from K = 128 to 256
-//     1-7 points behind it (docs/gemm-notes.md, steps 35 and 44), so not taken there.
+//     staging): 93.8% of cuBLAS at 4096 x 4096 x 32 against the 6-stage tile's 91.0%, but 1-7 points behind it
+//     from K = 128 to 256 (docs/gemm-notes.md, step 35): a tuning variant.
 //   64 x 128 x 32, two k-groups: the 128 x 64 kernel's transpose (the same bytes per flop, the same warp tile and
 //     shared memory), for C of at most 64 rows (64 x 16384 is 128 of its tiles, one per SM, where 128-row tiles
 //     would be half padding): 1.00, as the 128 x 64 kernel (106.0% of cuBLAS at 64 x 16384 x 16384, where the rule
@@ -131,9 +129,8 @@ inline constexpr TmaTile kTmaTiles[] = {
     {128, 64, 16, 4, 2, 1, false, 0, 0, "128x64x16", "128x64", "dmma_tma, 128x64x16 tiles, 4 stages, two blocks per SM"},
     {64, 128, 32, 4, 1, 2, false, 1.00, 1.00, "64x128x32, 2 k-groups", "64x128_k32_2g",
      "dmma_tma, 64x128x32 tiles, 4 stages, two consumer warpgroups taking alternate k-tiles, one block per SM"},
-    {128, 128, 16, 3, 1, 1, true, 0, 1.15, "128x128x16, TMA store", "128x128_tmastore",
-     "dmma_tma, 128x128x16 tiles, 3 stages, C staged in shared memory and written by TMA stores, column by column "
-     "(the rule's where K is at most 64)"},
+    {128, 128, 16, 3, 1, 1, true, 0, 0, "128x128x16, TMA store", "128x128_tmastore",
+     "dmma_tma, 128x128x16 tiles, 3 stages, C staged in shared memory and written by TMA stores"},
     {128, 32, 32, 4, 1, 2, false, 0.85, 0.85, "128x32x32, 2 k-groups", "128x32_k32_2g",
      "dmma_tma, 128x32x32 tiles, 4 stages, two consumer warpgroups of 32 x 32 warp tiles taking alternate k-tiles "
      "(C of 9 to 32 columns)"},
@@ -142,9 +139,6 @@ inline constexpr TmaTile kTmaTiles[] = {
      "(C of 9 to 32 rows)"},
 };
 inline constexpr int kTmaShallowDepth = 256;
-// The deepest K at which the rule takes a TMA-store tile (store_tma): deeper, its 3 stages cost more than its
-// stores gain.
-inline constexpr int kTmaStoreMaxDepth = 64;
 // The 32-wide tiles' side (128 x 32 and 32 x 128; the kernel's warps hold 32 x 32 pieces of C there).
 inline constexpr int kTmaThinSide = 32;
 inline constexpr int kTmaTileCount = static_cast<int>(std::size(kTmaTiles));
@@ -242,8 +236,8 @@ inline constexpr const char* kTmaOperandsRefused =
 double tma_copy_factor(int M, int N, int K, double tma, long long copied);
 
 // TMA tile `tile`'s score (0 for a tile with no speed), as score() for dmma's shapes but over its schedule (gemm/stream_k.hpp, one block
-// per SM): speed (shallow_speed where K <= kTmaShallowDepth; a TMA-store tile only where K <= kTmaStoreMaxDepth) x
-// useful k-tiles / (SMs x the longest block's predicted k-tiles, stream_k::predicted_k_tiles);
+// per SM): speed (shallow_speed where K <= kTmaShallowDepth) x useful k-tiles / (SMs x the longest block's
+// predicted k-tiles, stream_k::predicted_k_tiles);
 // without stream-K this is speed x the wave fill. 0 where it cannot run: `tma_ready` false (no sm_90a code for
 // this GPU, or the kernel does not load), or operands the TMA cannot describe (`tma_operands`: lda and ldb even,
 // A and B 16-byte aligned).

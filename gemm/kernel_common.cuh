@@ -25,15 +25,14 @@ __host__ __device__ constexpr int ceil_div(int a, int b) { return (a + b - 1) / 
 
 // Tile order for L2 reuse: consecutive tiles walk kGroupM tile rows of C before moving to the next tile
 // column, so the blocks resident at one time share A and B panels in L2 (the plain row-fastest order streams
-// all of A through L2 once per wave of tile columns). `linear`: the tile's place in that order. `group`: tile rows
-// a group (group >= tiles_m: column by column, the tiles written at one time a contiguous span of C).
+// all of A through L2 once per wave of tile columns). `linear`: the tile's place in that order.
 constexpr int kGroupM = 8;
 
 __device__ __forceinline__ void grouped_tile(long long linear, long long tiles_m, long long tiles_n, int& tile_m,
-                                             int& tile_n, long long group = kGroupM) {
-  const long long per_group = group * tiles_n;
-  const long long first_m = linear / per_group * group;
-  const long long rows = min(group, tiles_m - first_m);  // the last group may be short
+                                             int& tile_n) {
+  const long long per_group = kGroupM * tiles_n;
+  const long long first_m = linear / per_group * kGroupM;
+  const long long rows = min(static_cast<long long>(kGroupM), tiles_m - first_m);  // the last group may be short
   const long long within = linear % per_group;
   tile_m = static_cast<int>(first_m + within % rows);
   tile_n = static_cast<int>(within / rows);
