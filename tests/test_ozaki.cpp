@@ -88,6 +88,29 @@ TEST(OzakiRule, ResiduesWithoutA64BitRemainderAreExact) {
   }
 }
 
+// The products' epilogue's arithmetic (product_residue): x mod m_l for every INT32 x it is tried on, the extremes,
+// both sides of every multiple of 2^21 and of m_l near zero and near the ends included; the intermediate y stays
+// below 2^22, where the multiply-high quotient is exact.
+TEST(OzakiRule, ProductResiduesAreExactForEveryInt32) {
+  std::mt19937_64 rng(20261127);
+  for (int l = 0; l < kMaxModuli; ++l) {
+    const ProductResidueConstants k = product_residue_constants(l);
+    const long long m = modulus(l);
+    std::vector<long long> xs;
+    for (long long x = -2147483648ll; x <= 2147483647ll; x += 1 << 21)
+      for (long long d = -3; d <= 3; ++d)
+        if (x + d >= -2147483648ll && x + d <= 2147483647ll) xs.push_back(x + d);
+    for (long long d = 0; d < 4 * m; ++d) xs.insert(xs.end(), {d, -d, 2147483647ll - d, -2147483648ll + d});
+    for (int i = 0; i < 200000; ++i) xs.push_back(static_cast<int>(static_cast<unsigned>(rng())));
+    for (const long long x : xs) {
+      const int xi = static_cast<int>(x);
+      const unsigned y = static_cast<unsigned>(xi >> 21) * static_cast<unsigned>(k.fold) + static_cast<unsigned>(xi) + k.offset;
+      ASSERT_LT(y, 1u << 22) << "x " << x << " mod " << m;
+      ASSERT_EQ(product_residue(xi, k), static_cast<unsigned>(((x % m) + m) % m)) << "x " << x << " mod " << m;
+    }
+  }
+}
+
 // The recombination's 40-bit pieces (Crt): they are w_l and P exactly, those from pieces(n) up are zero, and every
 // piece's sum over the moduli, sum_l r_l wd[l][t] with r_l < 256, stays below 2^53 (exact in FP64).
 TEST(OzakiRule, PiecesHoldTheRecombinationSumsExactly) {

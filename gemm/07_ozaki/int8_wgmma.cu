@@ -12,10 +12,17 @@
 // K-major: 128-byte rows, swizzled by the TMA's 128-byte pattern, which is the layout wgmma's 128-byte swizzle
 // mode reads) into one of four stages; two consumer warpgroups each multiply 64 rows of A by all 256 columns of
 // B, wgmma.m64n256k32 with INT32 accumulators (128 registers a thread), four per k-block, and free a stage once
-// the MMAs after it are issued and its own are complete (one group in flight). At the end each consumer reduces
-// its accumulators modulo m_l to bytes, the block stages them in shared memory as columns of 128 bytes (beside
-// the stages, which the producer is already filling with the next tile's k-blocks), and writes whole 4-byte words
-// of the column-major byte planes (a warp's store is one 128-byte column).
+// the MMAs after it are issued and its own are complete (one group in flight).
+//
+// The epilogue is where the tensor pipe waits (without one the kernel runs at 99% of its MMA cycles; with the
+// first version's, 86%: docs/gemm-notes.md, step 45), so the consumers do only what needs their registers: each
+// reduces its accumulators modulo m_l (product_residue, five operations), packs the four residues of two rows and
+// two columns into a word and stores it into the residue tile in shared memory (beside the stages, which the
+// producer is already filling with the next tile's k-blocks), then starts the next tile. The producer
+// warpgroup's other three warps, idle until then, take the tile from there while the consumers multiply: they
+// transpose its words by bytes into words of four rows of one column and write them to the column-major byte
+// planes. Two named barriers hand the tile over: `full` (the consumers arrive, the storers wait) and `free` (the
+// other way).
 #include "gemm/07_ozaki/products.hpp"
 #include "gemm/hopper.cuh"
 #include "gemm/kernel_common.cuh"
@@ -31,20 +38,21 @@ namespace wg {
 
 constexpr int BM = 128, BN = 256, BK = 128, STAGES = 4;  // BK: k per stage (bytes of a row)
 constexpr int kThreads = 384;                            // the producer warpgroup, then two consumer warpgroups
+constexpr int kStorers = 96;                             // the producer warpgroup's warps 1-3
 constexpr int kABytes = BM * BK, kBBytes = BN * BK, kStageBytes = kABytes + kBBytes;
-// Bytes between the staged columns of the residue tile: 4-byte aligned, and the four columns a quad of lanes
-// writes at once land 2 banks apart (with the two words of its 8 rows, 8 banks).
-constexpr int kColumnPitch = BM + 4;
+// The residue tile: word (p, s) holds the residues of rows 16 (s / 8) + s % 8 and that + 8 of columns 2 p and
+// 2 p + 1 (p < BN / 2, s < BM / 2), at p * kSlots + (s ^ 8 (p % 4)): the XOR spreads a warp's 32 words, four
+// column pairs by eight rows, over all 32 banks.
+constexpr int kSlots = BM / 2, kTileWords = (BN / 2) * kSlots;
 // The stages, the residue tile beside them (the next unit's copies land while the last one's residues are
 // stored), alignment to 1024 (the swizzle's atom).
-constexpr int kSmemBytes = STAGES * kStageBytes + BN * kColumnPitch + 1024;
+constexpr int kSmemBytes = STAGES * kStageBytes + 4 * kTileWords + 1024;
 static_assert(kSmemBytes <= 227 * 1024, "Hopper's largest shared memory a block");
+// Named barriers (0 is __syncthreads'): the residue tile is full / free again; the consumers and the storers.
+constexpr int kTileFull = 1, kTileFree = 2, kHandOver = 256 + kStorers;
 
-// y mod m for a modulus m, by the constants of ozaki.hpp's reduce; c21 = 2^21 mod m and c = -2^31 mod m fold an
-// INT32 product into y < 2^22 first.
 struct ModConstants {
-  unsigned m[kMaxModuli], c21[kMaxModuli], c[kMaxModuli], magic[kMaxModuli];
-  int shift[kMaxModuli];
+  ProductResidueConstants k[kMaxModuli];
 };
 
 #if defined(KS_OZAKI_WGMMA_SM90A)
@@ -103,11 +111,24 @@ __device__ __forceinline__ void pin(int (&d)[128]) {
   for (int i = 0; i < 128; ++i) asm volatile("" : "+r"(d[i])::"memory");
 }
 
-// x mod m in [0, m) for an INT32 x: u = x + 2^31 = hi 2^21 + lo, y = hi c21 + lo + c = x (mod m), y < 2^22.
-__device__ __forceinline__ unsigned residue(int x, unsigned m, unsigned c21, unsigned c, unsigned magic, int shift) {
-  const unsigned u = static_cast<unsigned>(x) ^ 0x80000000u;
-  const unsigned y = (u >> 21) * c21 + (u & 0x1FFFFFu) + c;
-  return y - (__umulhi(y, magic) >> shift) * m;
+template <int Id>
+__device__ __forceinline__ void named_sync() {
+  asm volatile("bar.sync %0, %1;\n" ::"n"(Id), "n"(kHandOver) : "memory");
+}
+template <int Id>
+__device__ __forceinline__ void named_arrive() {
+  asm volatile("bar.arrive %0, %1;\n" ::"n"(Id), "n"(kHandOver) : "memory");
+}
+
+// Four rows of one column from four words of the residue tile (consecutive rows, byte k = 2 h + e of each: row
+// + 8 h, column + e): a 4 x 4 transpose of bytes, o[k] = byte k of a, b, c, d.
+__device__ __forceinline__ void transpose_bytes(uint4 v, uint32_t (&o)[4]) {
+  const uint32_t ab_lo = __byte_perm(v.x, v.y, 0x5140), ab_hi = __byte_perm(v.x, v.y, 0x7362);
+  const uint32_t cd_lo = __byte_perm(v.z, v.w, 0x5140), cd_hi = __byte_perm(v.z, v.w, 0x7362);
+  o[0] = __byte_perm(ab_lo, cd_lo, 0x5410);
+  o[1] = __byte_perm(ab_lo, cd_lo, 0x7632);
+  o[2] = __byte_perm(ab_hi, cd_hi, 0x5410);
+  o[3] = __byte_perm(ab_hi, cd_hi, 0x7632);
 }
 
 // The tile of unit u: the modulus (outermost), then the tile row and column in the grouped order.
@@ -117,8 +138,8 @@ __device__ __forceinline__ void unit_tile(long long u, long long tiles, int tile
   grouped_tile(u % tiles, tiles_m, tiles_n, tm, tn);
 }
 
-// Persistent: block b takes units b, b + gridDim.x, ... The producer runs ahead into the next unit's k-blocks while
-// the consumers reduce and store the last one's.
+// Persistent: block b takes units b, b + gridDim.x, ... The producer runs ahead into the next unit's k-blocks and
+// the storers write the last unit's residues while the consumers multiply.
 __global__ void __launch_bounds__(kThreads, 1)
     residue_products_kernel(const __grid_constant__ CUtensorMap map_a, const __grid_constant__ CUtensorMap map_b,
                             unsigned char* out, int ldp, int N, int k_blocks, std::size_t plane, int tiles_m,
@@ -126,7 +147,7 @@ __global__ void __launch_bounds__(kThreads, 1)
   extern __shared__ unsigned char smem_raw[];
   __shared__ uint64_t full[STAGES], empty[STAGES];
   unsigned char* smem = smem_raw + ((1024 - smem_addr(smem_raw) % 1024) % 1024);
-  unsigned char* staged = smem + STAGES * kStageBytes;  // the residue tile, columns kColumnPitch apart
+  uint32_t* tile_words = reinterpret_cast<uint32_t*>(smem + STAGES * kStageBytes);  // the residue tile
   const uint32_t base = smem_addr(smem);
   const long long tiles = static_cast<long long>(tiles_m) * tiles_n, units = tiles * count;
   const int warp = threadIdx.x / 32;
@@ -140,9 +161,9 @@ __global__ void __launch_bounds__(kThreads, 1)
   __syncthreads();
   int stage = 0;
   uint32_t phase = 0;
-  if (warp < 4) {  // the producer
+  if (warp < 4) {  // the producer warpgroup
     regs_dec<40>();
-    if (threadIdx.x == 0) {
+    if (threadIdx.x == 0) {  // the producer
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&map_a)) : "memory");
       asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&map_b)) : "memory");
       for (long long u = blockIdx.x; u < units; u += gridDim.x) {
@@ -160,21 +181,49 @@ __global__ void __launch_bounds__(kThreads, 1)
           }
         }
       }
+    } else if (warp > 0) {  // the storers
+      // Item (p, sg): the residue tile's slots 8 sg .. 8 sg + 7 of column pair p, rows 16 sg .. 16 sg + 15 of
+      // columns 2 p and 2 p + 1, eight words of four rows each. The planes have ldp rows (a multiple of 4), so a
+      // word is either whole inside a plane's column or past its end.
+      const int s = threadIdx.x - 32;
+      named_arrive<kTileFree>();  // nothing to read yet
+      for (long long u = blockIdx.x; u < units; u += gridDim.x) {
+        int l, tm, tn;
+        unit_tile(u, tiles, tiles_m, tiles_n, l, tm, tn);
+        named_sync<kTileFull>();
+        unsigned char* dst = out + static_cast<std::size_t>(l) * plane;
+        for (int item = s; item < kTileWords / 8; item += kStorers) {
+          const int p = item / 8, sg = item % 8, n = tn * BN + 2 * p;
+          const uint4* src = reinterpret_cast<const uint4*>(tile_words + p * kSlots + ((8 * sg) ^ (8 * (p % 4))));
+#pragma unroll
+          for (int half = 0; half < 2; ++half) {  // rows + 4 half .. + 3 of each word
+            uint32_t o[4];
+            transpose_bytes(src[half], o);
+#pragma unroll
+            for (int k = 0; k < 4; ++k) {
+              const int row = tm * BM + 16 * sg + 8 * (k / 2) + 4 * half;
+              if (row < ldp && n + k % 2 < N)
+                *reinterpret_cast<uint32_t*>(dst + static_cast<std::size_t>(n + k % 2) * ldp + row) = o[k];
+            }
+          }
+        }
+        if (u + gridDim.x < units) named_arrive<kTileFree>();
+      }
     }
     return;
   }
   regs_inc<232>();
   const int g = warp / 4 - 1;  // this consumer warpgroup: rows 64 g .. 64 g + 63 of the tile
-  const int lane = threadIdx.x % 32, t = threadIdx.x - 128;
-  // Accumulator 4 i + 2 h + c of lane (warp w of the group) is element (16 w + lane / 4 + 8 h, 8 i + 2 (lane % 4) + c)
-  // of the group's 64 x 256 piece (the wgmma D fragment).
-  const int r0 = g * 64 + (warp % 4) * 16 + lane / 4, c0 = 2 * (lane % 4);
+  const int lane = threadIdx.x % 32;
+  // Accumulator 4 i + 2 h + e of lane (warp w of the group) is element (16 w + lane / 4 + 8 h, 8 i + 2 (lane % 4) + e)
+  // of the group's 64 x 256 piece (the wgmma D fragment): the four of one i are slot 32 g + 8 w + lane / 4 of
+  // column pair 4 i + lane % 4 in the residue tile.
+  const int q = lane % 4, slot = g * 32 + (warp % 4) * 8 + lane / 4;
   int d[128];
 #pragma unroll
   for (int i = 0; i < 128; ++i) d[i] = 0;
   for (long long u = blockIdx.x; u < units; u += gridDim.x) {
-    int l, tm, tn;
-    unit_tile(u, tiles, tiles_m, tiles_n, l, tm, tn);
+    const int l = static_cast<int>(u / tiles);
     int previous = 0;
     for (int kb = 0; kb < k_blocks; ++kb) {
       bar_wait(smem_addr(&full[stage]), phase);
@@ -195,30 +244,16 @@ __global__ void __launch_bounds__(kThreads, 1)
     mma_wait<0>();
     pin(d);
     if (threadIdx.x % 128 == 0) bar_arrive(smem_addr(&empty[previous]));
-    asm volatile("bar.sync 1, 256;\n" ::: "memory");  // both groups are done reading the last unit's residue tile
-    const unsigned m = mc.m[l], c21 = mc.c21[l], c = mc.c[l], magic = mc.magic[l];
-    const int shift = mc.shift[l];
+    const ProductResidueConstants k = mc.k[l];
+    named_sync<kTileFree>();  // the storers are done reading the last unit's residue tile
 #pragma unroll
-    for (int i = 0; i < 32; ++i)
-#pragma unroll
-      for (int h = 0; h < 2; ++h)
-#pragma unroll
-        for (int e = 0; e < 2; ++e)
-          staged[(8 * i + c0 + e) * kColumnPitch + r0 + 8 * h] =
-              static_cast<unsigned char>(residue(d[4 * i + 2 * h + e], m, c21, c, magic, shift));
-    asm volatile("bar.sync 1, 256;\n" ::: "memory");
-    // Word w of staged column col: rows m0 + 4 w .. + 3 of column n0 + col. The planes have ldp rows (a multiple
-    // of 4), so a word is either whole inside a plane's column or past its end.
-    const int m0 = tm * BM, n0 = tn * BN;
-    unsigned char* dst = out + static_cast<std::size_t>(l) * plane;
-#pragma unroll 4
-    for (int it = 0; it < BM * BN / 4 / 256; ++it) {
-      const int idx = it * 256 + t, col = idx / (BM / 4), w = idx % (BM / 4);
-      const int row = m0 + 4 * w, n = n0 + col;
-      if (row < ldp && n < N)
-        *reinterpret_cast<uint32_t*>(dst + static_cast<std::size_t>(n) * ldp + row) =
-            *reinterpret_cast<const uint32_t*>(staged + col * kColumnPitch + 4 * w);
+    for (int i = 0; i < 32; ++i) {
+      const unsigned r0 = product_residue(d[4 * i], k), r1 = product_residue(d[4 * i + 1], k);
+      const unsigned r2 = product_residue(d[4 * i + 2], k), r3 = product_residue(d[4 * i + 3], k);
+      tile_words[(4 * i + q) * kSlots + (slot ^ (8 * q))] =
+          __byte_perm(__byte_perm(r0, r1, 0x0040), __byte_perm(r2, r3, 0x0040), 0x5410);
     }
+    named_arrive<kTileFull>();
   }
 }
 
@@ -274,15 +309,7 @@ CUtensorMap plane_map(const signed char* p, int Kp, int rows, int planes, std::s
 
 wg::ModConstants mod_constants() {
   wg::ModConstants k{};
-  for (int l = 0; l < kMaxModuli; ++l) {
-    const ResidueConstants r = residue_constants(l);
-    const unsigned m = static_cast<unsigned>(modulus(l));
-    k.m[l] = m;
-    k.c21[l] = (1u << 21) % m;
-    k.c[l] = (m - (1u << 31) % m) % m;
-    k.magic[l] = r.magic;
-    k.shift[l] = r.shift;
-  }
+  for (int l = 0; l < kMaxModuli; ++l) k.k[l] = product_residue_constants(l);
   return k;
 }
 #endif

@@ -87,6 +87,34 @@ __host__ __device__ constexpr unsigned residue_plus_128(unsigned w, unsigned v1,
   return reduce(w * k.c42 + v1 * k.c21 + v0 + k.c, l);
 }
 
+// An INT32 product's residue in five operations (the products' epilogue, int8_wgmma.cu): with x = hi 2^21 + lo
+// (hi = x >> 21 in [-1024, 1024), lo in [0, 2^21)),
+//   y = hi (c21 - 2^21) + x + offset = hi c21 + lo + offset,   offset = 1024 c21 + (-2^31 mod m),
+// is congruent to x modulo m and in [0, 2^22); floor(y / m) = umulhi(y, magic0) with magic0 = ceil(2^32 / m)
+// exactly, since magic0 m = 2^32 + e with e < m <= 256 and y e < 2^32. No shift follows the multiply-high and the
+// last multiply-add takes -m, so that the compiler's sequence is one shift, one add and three multiply-adds.
+struct ProductResidueConstants {
+  int fold;           // c21 - 2^21
+  unsigned offset;    // 1024 c21 + (-2^31 mod m)
+  unsigned magic0;    // ceil(2^32 / m)
+  int neg_m;          // -m
+};
+__host__ __device__ constexpr ProductResidueConstants product_residue_constants(int l) {
+  const unsigned m = static_cast<unsigned>(modulus(l)), c21 = (1u << 21) % m;
+  return {static_cast<int>(c21) - (1 << 21), 1024u * c21 + (m - (1u << 31) % m) % m,
+          static_cast<unsigned>(((1ull << 32) + m - 1) / m), -static_cast<int>(m)};
+}
+// x mod m_l in [0, m_l) for every INT32 x. Unsigned arithmetic: the terms wrap, their sum is y exactly.
+__host__ __device__ constexpr unsigned product_residue(int x, const ProductResidueConstants& k) {
+  const unsigned y = static_cast<unsigned>(x >> 21) * static_cast<unsigned>(k.fold) + static_cast<unsigned>(x) + k.offset;
+#ifdef __CUDA_ARCH__
+  const unsigned q = __umulhi(y, k.magic0);
+#else
+  const unsigned q = static_cast<unsigned>((static_cast<unsigned long long>(y) * k.magic0) >> 32);
+#endif
+  return y + q * static_cast<unsigned>(k.neg_m);
+}
+
 // Everything the recombination needs for n moduli: w_l and P exactly in 32-bit limbs (least significant first),
 // and the same in 40-bit pieces as doubles, w_l = sum_t wd[l][t] 2^(40 t), which the device sums in FP64: with
 // r_l < 256 each r_l wd[l][t] is below 2^48 and the sum over at most 20 moduli below 2^53, so every piece's sum
