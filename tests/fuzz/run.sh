@@ -30,19 +30,38 @@ declare -A sources=(
 cuda_include=$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")/../include
 flags+=(-isystem "$cuda_include")
 
-failed=0
-for target in lists cuobjdump pattern; do
+# The three targets are compiled side by side, then fuzzed as many at a time as there are cores (each for SECONDS
+# on a core of its own: libFuzzer runs one process).
+targets=(lists cuobjdump pattern)
+jobs=$(nproc 2>/dev/null || echo 1)
+pids=()
+for target in "${targets[@]}"; do
   # shellcheck disable=SC2086  # the source list is words
-  clang++ "${flags[@]}" ${sources[$target]} -o "$out/$target"
-  work="$out/$target-corpus"  # new inputs go here; the kept ones are read, never written
+  clang++ "${flags[@]}" ${sources[$target]} -o "$out/$target" &
+  pids+=($!)
+  if [ "${#pids[@]}" -ge "$jobs" ]; then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi
+done
+for pid in "${pids[@]}"; do wait "$pid"; done
+
+fuzz() {
+  local target=$1 work="$out/$1-corpus"  # new inputs go to work; the kept ones are read, never written
   mkdir -p "$work"
   if "$out/$target" "$work" "tests/fuzz/corpus/$target" -max_total_time="$seconds" -timeout=2 -rss_limit_mb=2048 \
       -max_len=65536 -artifact_prefix="$out/$target-" -print_final_stats=1 >"$out/$target.log" 2>&1; then
     echo "fuzz $target: $(grep -m1 -o 'stat::number_of_executed_units: *[0-9]*' "$out/$target.log" | grep -o '[0-9]*$') inputs in ${seconds} s, no finding"
   else
-    failed=$((failed + 1))
     echo "fuzz $target: FINDING (input saved as $out/$target-*):"
     grep -E "fuzz finding|ERROR|SUMMARY|Test unit written" "$out/$target.log" | head -8
+    return 1
   fi
+}
+failed=0
+pids=()
+for target in "${targets[@]}"; do
+  fuzz "$target" > "$out/$target.summary" &
+  pids+=($!)
+  if [ "${#pids[@]}" -ge "$jobs" ]; then wait "${pids[0]}" || failed=$((failed + 1)); pids=("${pids[@]:1}"); fi
 done
+for pid in "${pids[@]}"; do wait "$pid" || failed=$((failed + 1)); done
+for target in "${targets[@]}"; do cat "$out/$target.summary"; done
 [ "$failed" -eq 0 ]
