@@ -15,10 +15,10 @@
 // the MMAs after it are issued and its own are complete (one group in flight).
 //
 // The epilogue is where the tensor pipe waits (without one the kernel runs at 99% of its MMA cycles; with the
-// first version's, 86%: docs/gemm-notes.md, step 45), so the consumers do only what needs their registers: each
-// reduces its accumulators modulo m_l (product_residue, five operations), packs the four residues of two rows and
-// two columns into a word and stores it into the residue tile in shared memory (beside the stages, which the
-// producer is already filling with the next tile's k-blocks), then starts the next tile. The producer
+// first version's, 86-88%: docs/gemm-notes.md, steps 44 and 45), so the consumers do only what needs their
+// registers: each reduces its accumulators modulo m_l (product_residue, five operations), packs the four residues
+// of two rows and two columns into a word and stores it into the residue tile in shared memory (beside the
+// stages, which the producer is already filling with the next tile's k-blocks), then starts the next tile. The producer
 // warpgroup's other three warps, idle until then, take the tile from there while the consumers multiply: they
 // transpose its words by bytes into words of four rows of one column and write them to the column-major byte
 // planes. Two named barriers hand the tile over: `full` (the consumers arrive, the storers wait) and `free` (the
