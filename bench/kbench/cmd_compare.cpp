@@ -1,8 +1,8 @@
 // kbench compare: hands the files to bench/compare.py, found beside this program (the build tree, where the
 // build copies the Python tools) or in <prefix>/share/cuda_kernel_suite (installed), under the Python that
 // the build found with matplotlib (KS_PYTHON in the environment overrides it).
-#include "bench/cli.hpp"
 #include "bench/kbench/commands.hpp"
+#include "bench/program.hpp"
 #include "common/build_info.hpp"
 #include "common/process.hpp"
 

@@ -1,9 +1,9 @@
 // kbench pipeline: the pipelined modes' plan (gemm/host/pipelined_plan.hpp) for products and rates given on the command line,
 // without a GPU: the tile rule's choice, its simulated time and the link bound, for sizing a product from host
 // memory (an out-of-core one included) before running it, or for asking what a faster link or kernel would give.
-#include "bench/cli.hpp"
 #include "bench/kbench/commands.hpp"
 #include "bench/parse.hpp"
+#include "bench/program.hpp"
 #include "gemm/host/pipelined_plan.hpp"
 
 #include <cstdio>

@@ -1,9 +1,9 @@
 // kbench resources: registers, shared memory, stack and local (spill) bytes of every kernel of this binary and
 // its libraries, for every architecture compiled in, and the theoretical occupancy on that architecture, from
 // `cuobjdump --dump-resource-usage` run on the files (never through a shell).
-#include "bench/cli.hpp"
 #include "bench/kbench/commands.hpp"
 #include "bench/pattern.hpp"
+#include "bench/program.hpp"
 #include "bench/resources.hpp"
 #include "common/process.hpp"
 

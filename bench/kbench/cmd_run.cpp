@@ -1,13 +1,13 @@
 // kbench run: check all input, open the device, measure the ceilings, run every row (GPU rows timed by CUDA
 // events, common/timing.hpp; host rows by Google Benchmark, bench/host_timing.hpp), write the results file and
 // print the table.
-#include "bench/cli.hpp"
 #include "bench/kbench/commands.hpp"
 #include "bench/kbench/context.hpp"
 #include "bench/kbench/plan.hpp"
 #include "bench/kbench/results.hpp"
 #include "bench/kbench/session.hpp"
 #include "bench/kbench/table.hpp"
+#include "bench/program.hpp"
 #include "common/random.hpp"
 
 #include <cstdio>

@@ -1,7 +1,7 @@
 #include "bench/kbench/plan.hpp"
 
-#include "bench/cli.hpp"
 #include "bench/pattern.hpp"
+#include "bench/program.hpp"
 
 #include <algorithm>
 #include <cstdio>
