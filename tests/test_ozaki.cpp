@@ -104,8 +104,7 @@ TEST(OzakiRule, ProductResiduesAreExactForEveryInt32) {
     for (int i = 0; i < 200000; ++i) xs.push_back(static_cast<int>(static_cast<unsigned>(rng())));
     for (const long long x : xs) {
       const int xi = static_cast<int>(x);
-      const unsigned y = static_cast<unsigned>(xi >> 21) * static_cast<unsigned>(k.fold) + static_cast<unsigned>(xi) + k.offset;
-      ASSERT_LT(y, 1u << 22) << "x " << x << " mod " << m;
+      ASSERT_LT(product_residue_fold(xi, k), 1u << 22) << "x " << x << " mod " << m;
       ASSERT_EQ(product_residue(xi, k), static_cast<unsigned>(((x % m) + m) % m)) << "x " << x << " mod " << m;
     }
   }

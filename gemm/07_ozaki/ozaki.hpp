@@ -104,9 +104,13 @@ __host__ __device__ constexpr ProductResidueConstants product_residue_constants(
   return {static_cast<int>(c21) - (1 << 21), 1024u * c21 + (m - (1u << 31) % m) % m,
           static_cast<unsigned>(((1ull << 32) + m - 1) / m), -static_cast<int>(m)};
 }
-// x mod m_l in [0, m_l) for every INT32 x. Unsigned arithmetic: the terms wrap, their sum is y exactly.
+// y above for an INT32 x. Unsigned arithmetic: the terms wrap, their sum is y exactly.
+__host__ __device__ constexpr unsigned product_residue_fold(int x, const ProductResidueConstants& k) {
+  return static_cast<unsigned>(x >> 21) * static_cast<unsigned>(k.fold) + static_cast<unsigned>(x) + k.offset;
+}
+// x mod m_l in [0, m_l) for every INT32 x.
 __host__ __device__ constexpr unsigned product_residue(int x, const ProductResidueConstants& k) {
-  const unsigned y = static_cast<unsigned>(x >> 21) * static_cast<unsigned>(k.fold) + static_cast<unsigned>(x) + k.offset;
+  const unsigned y = product_residue_fold(x, k);
 #ifdef __CUDA_ARCH__
   const unsigned q = __umulhi(y, k.magic0);
 #else
