@@ -458,6 +458,10 @@ TEST(OzakiRule, WorkspaceHoldsResiduesAndProducts) {
   EXPECT_GE(w.b_stride, 300u * 80);
   EXPECT_GE(w.p_stride, 1000u * 300 * 4);
   EXPECT_EQ(w.bytes, 14 * (w.a_stride + w.b_stride + w.p_stride));
+  // residue_products' bytes: a quarter of each INT32 plane; accurate scaling's coarse product stays INT32
+  EXPECT_EQ(workspace(1000, 300, 77, 14, false, true).bytes, 14 * (w.a_stride + w.b_stride + w.p_stride / 4));
+  EXPECT_EQ(workspace(1000, 300, 77, 14, true, true).bytes,
+            15 * (w.a_stride + w.b_stride) + w.p_stride + 14 * (w.p_stride / 4));
   EXPECT_EQ(workspace(5, 5, 5, 8).ldp, 8);
   // The products take ldp rows (M rounded up to 4), so each plane of A's residues holds that many.
   const Workspace odd = workspace(4095, 300, 77, 14);

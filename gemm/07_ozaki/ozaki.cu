@@ -842,14 +842,17 @@ void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate, bool 
     return;
   }
   ctx.mark_phase("scaling");
-  const Workspace w = workspace(a.M, a.N, a.K, d.moduli, d.accurate);
-  refuse_unless_fits(w, d.moduli, ctx);
   Products route = Products::kCublasLt;
   if (!cublaslt_only) {
     const std::string refusal = residue_products_refusal();
     if (refusal.empty()) route = Products::kOwn;
     else ctx.notes()["ozaki_own_products"] = "not run: " + refusal;
   }
+  // Sized as the route stores its products: counted as INT32 planes, residue_products' workspace exceeded what its
+  // launches ever took, so every launch asked the device's free memory (cudaMemGetInfo, about 20 us between the
+  // read-back and the residues).
+  const Workspace w = workspace(a.M, a.N, a.K, d.moduli, d.accurate, route == Products::kOwn);
+  refuse_unless_fits(w, d.moduli, ctx);
   const int width = route == Products::kOwn && !pipeline_always ? a.N : pipeline_width(a.M, a.N, a.K, pipeline_always);
   emulate_with(d.moduli, a, ctx, st, d, w, width, route, std::make_integer_sequence<int, kMaxModuli - kMinModuli + 1>{});
   note(ctx, a, d, read);

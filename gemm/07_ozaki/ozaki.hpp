@@ -292,7 +292,9 @@ struct Workspace {
   std::size_t p_stride = 0;
   std::size_t bytes = 0;     // the three arrays for n moduli (n + 1 with accurate scaling)
 };
-Workspace workspace(int M, int N, int K, int n, bool accurate = false);
+// byte_products: the products as residue_products stores them, one byte an element (a quarter of p_stride a
+// modulus), else INT32 planes.
+Workspace workspace(int M, int N, int K, int n, bool accurate = false, bool byte_products = false);
 
 // n = 0: the coarse product alone (accurate scaling, before the count is known).
 // Empty where the workspace fits what the device has free plus the scratch this context already holds (which

@@ -305,7 +305,7 @@ int pipeline_width(int M, int N, int K, bool always) {
   return std::min(N, (width + kPipelineAlign - 1) / kPipelineAlign * kPipelineAlign);
 }
 
-Workspace workspace(int M, int N, int K, int n, bool accurate) {
+Workspace workspace(int M, int N, int K, int n, bool accurate, bool byte_products) {
   auto up = [](std::size_t x, std::size_t a) { return (x + a - 1) / a * a; };
   Workspace w;
   w.Kp = static_cast<int>(up(static_cast<std::size_t>(std::max(K, 1)), 16));
@@ -313,7 +313,10 @@ Workspace workspace(int M, int N, int K, int n, bool accurate) {
   w.a_stride = up(static_cast<std::size_t>(w.ldp) * w.Kp, 256);  // the products take ldp rows (products.hpp)
   w.b_stride = up(static_cast<std::size_t>(N) * w.Kp, 256);
   w.p_stride = up(static_cast<std::size_t>(w.ldp) * N * 4, 256);
-  w.bytes = static_cast<std::size_t>(n + (accurate ? 1 : 0)) * (w.a_stride + w.b_stride + w.p_stride);
+  // The coarse product (accurate scaling) is one INT32 plane whatever the route.
+  const int sets = n + (accurate ? 1 : 0);
+  w.bytes = static_cast<std::size_t>(sets) * (w.a_stride + w.b_stride) + (accurate ? w.p_stride : 0) +
+            static_cast<std::size_t>(n) * (byte_products ? w.p_stride / 4 : w.p_stride);
   return w;
 }
 
