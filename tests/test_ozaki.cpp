@@ -785,5 +785,56 @@ TEST(Ozaki, MarksItsPhases) {
   EXPECT_TRUE(ctx.phase_ms().empty()) << "no marks while phase timing is off";
 }
 
+// The speculation (launch() in ozaki.cu): a launch on operands that a launch before decided for enqueues that
+// decision's residues before it reads its own statistics back, keeps them where its own decision has the same count
+// and split, and computes them again where not. One set of device buffers holds p1's data twice (the second launch
+// keeps), then p2's, whose rows of A with few large elements shift the split by a bit (not kept), then p2's again
+// (kept); every result passes validation and has the bits of a launch on buffers of its own.
+TEST(Ozaki, SpeculatedResiduesAreKeptOnlyForTheSameDecision) {
+  KS_REQUIRE_GPU();
+  Stream stream;
+  ExecContext ctx(stream.get());
+  const GemmShape shape{333, 444, 1100};
+  const GemmProblem p1 = make_problem(shape, 1.0, 0.0, choose_seed());
+  GemmProblem p2 = make_problem(shape, 1.0, 0.0, choose_seed());
+  for (int k = 0; k < shape.K; ++k)
+    if (k % 32 != 0) p2.A.col(k) *= 1.0 / 64;  // rho_a about 40, under kMaxFixedRho: ozaki_14 still emulates
+  auto qa_of = [&](const GemmProblem& p) {
+    const auto [rho_a, tau_a] = host_rho_tau(p.A);
+    const auto [rho_b, tau_b] = host_rho_tau(p.B.transpose());
+    return split_bits(Stats{rho_a, tau_a, rho_b, tau_b}, scale_bits(14, shape.K)).first;
+  };
+  ASSERT_NE(qa_of(p1), qa_of(p2)) << "the two problems must decide different splits";
+  const GemmVariant& v = *registry().find("ozaki_14");
+  DeviceBuffer<double> A(p1.A.size()), B(p1.B.size()), C(static_cast<std::size_t>(shape.M) * shape.N);
+  const GemmArgs args{shape.M, shape.N, shape.K, 1.0, A.data(), shape.M, B.data(), shape.K, 0.0, C.data(), shape.M};
+  struct Step {
+    const GemmProblem* p;
+    const char* speculated;  // the ozaki_speculated note's start, or "" where the launch has none
+  };
+  const Step steps[] = {{&p1, ""}, {&p1, "kept"}, {&p2, "not kept"}, {&p2, "kept"}};
+  for (const Step& step : steps) {
+    const GemmProblem& p = *step.p;
+    CUDA_CHECK(cudaMemcpy(A.data(), p.A.data(), A.bytes(), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(B.data(), p.B.data(), B.bytes(), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemset(C.data(), 0xff, C.bytes()));  // NaN
+    run(v, args, ctx);
+    CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+    const std::string note = ctx.notes().count("ozaki_speculated") ? ctx.notes().at("ozaki_speculated") : "";
+    EXPECT_EQ(note.rfind(step.speculated, 0), 0u) << "expected \"" << step.speculated << "\", noted \"" << note << '"';
+    if (std::string(step.speculated).empty()) EXPECT_EQ(note, "");
+    Eigen::MatrixXd c(shape.M, shape.N);
+    CUDA_CHECK(cudaMemcpy(c.data(), C.data(), C.bytes(), cudaMemcpyDeviceToHost));
+    const GemmCheck check = validate(p, c);
+    EXPECT_TRUE(check.ok) << check.report;
+    const Eigen::MatrixXd fresh = device_result("ozaki_14", p, ctx);
+    long differ = 0;
+    for (Eigen::Index i = 0; i < c.size(); ++i)
+      if (c.data()[i] != fresh.data()[i] && differ++ < 5)
+        ADD_FAILURE() << "element " << i << ": " << c.data()[i] << " against " << fresh.data()[i];
+    EXPECT_EQ(differ, 0) << step.speculated;
+  }
+}
+
 }  // namespace
 }  // namespace ks::gemm::ozaki

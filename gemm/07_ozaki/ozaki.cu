@@ -3,8 +3,9 @@
 // One launch, on the context's stream (steps 3 and 4 beside each other from 16384^3: the pipeline below):
 //   1. statistics: per row of A and column of B, the largest magnitude (as bits, so NaN wins), the sum of
 //      magnitudes and the sum of squares; then per row the exponent e_i and the rule's rho and tau; the host reads
-//      A's and B's largest rho and tau back (one 32-byte copy and a wait) and decides the moduli count, or native
-//      DGEMM;
+//      A's and B's largest rho and tau and their bins back (one copy and a wait) and decides the moduli count, or
+//      native DGEMM. Where a launch before decided for the same operands, step 2 for its decision is enqueued
+//      behind the copy, so the GPU does not idle while the host decides, and kept where the decision is the same;
 //   2. residues: A and B scaled, rounded to integers and reduced modulo every modulus in one pass each, written
 //      K-major as int8 (an operand stored with M or N contiguous is transposed through shared memory) with zeros
 //      up to K rounded to 16;
@@ -546,16 +547,25 @@ std::map<Key, Decision>& decisions() {
 }
 
 // The decision for these operands, and in *read the statistics it read back (left alone where it read none).
-Decision choose(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, int fixed, std::optional<Stats>* read) {
+// Between enqueueing the read-back and waiting for it, before_wait(remembered) runs: remembered is the decision an
+// earlier launch of this process made for the same operands (pointers, shape, count, scaling), or null; the copy
+// is followed by an event, so work before_wait enqueues runs while the host waits and decides.
+template <class BeforeWait>
+Decision choose(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, int fixed, std::optional<Stats>* read,
+                BeforeWait&& before_wait) {
   const bool accurate = st.shift != nullptr;
   const Key key{a.A, a.B, a.M, a.N, a.K, a.lda, a.ldb, a.transa, a.transb, fixed, accurate};
   Shifts shifts;  // unset entries count as 1 (decide takes max(rho, 1))
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   CUDA_CHECK(cudaStreamIsCapturing(ctx.stream(), &capture));
-  if (capture != cudaStreamCaptureStatusNone) {
+  std::optional<Decision> remembered;
+  {
     const std::lock_guard<std::mutex> lock(cache_mutex);
     const auto it = decisions().find(key);
-    if (it != decisions().end()) return it->second;
+    if (it != decisions().end()) remembered = it->second;
+  }
+  if (capture != cudaStreamCaptureStatusNone) {
+    if (remembered) return *remembered;
     Decision d = decide(a.M, a.N, a.K, Stats{}, fixed ? fixed : kMaxModuli, accurate ? &shifts : nullptr);
     if (d.moduli)
       d.reason = "captured without statistics: " + std::to_string(d.moduli) + " moduli" +
@@ -565,7 +575,10 @@ Decision choose(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, int 
   const int slots = accurate ? kRhoSlots : kShiftedA;
   auto* host = static_cast<unsigned long long*>(ctx.pinned_scratch(slots * sizeof(unsigned long long)));
   CUDA_CHECK(cudaMemcpyAsync(host, st.rho, slots * sizeof(unsigned long long), cudaMemcpyDeviceToHost, ctx.stream()));
-  CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+  const Event& copied = ctx.sync_events(1)[0];
+  copied.record(ctx.stream());
+  before_wait(remembered ? &*remembered : nullptr);
+  CUDA_CHECK(cudaEventSynchronize(copied.get()));
   double rho[kRhoSlots] = {};  // slots not read back stay 0, which decide() takes as 1
   for (int t = 0; t < slots; ++t) {
     std::memcpy(&rho[t], &host[t], sizeof(double));
@@ -707,26 +720,45 @@ void recombine(const GemmArgs& a, const P* prod, const Workspace& w, const int* 
 // to a byte before it is stored) where it runs.
 enum class Products { kCublasLt, kOwn };
 
+// The residue planes of op(A) and op(B) for one decision, in device scratch.
+struct Residues {
+  signed char* a8 = nullptr;
+  signed char* b8 = nullptr;
+};
+
+// Enqueues the residues of d (its count N, its split qa + qb and, with accurate scaling, its shifts applied to the
+// exponents first).
 template <int N>
-void emulate(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const Decision& d, const Workspace& w,
-             int width, Products route) {
+Residues enqueue_residues(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const Decision& d,
+                          const Workspace& w) {
   const cudaStream_t s = ctx.stream();
-  const bool own = route == Products::kOwn;
-  auto* a8 = static_cast<signed char*>(ctx.device_scratch(N * w.a_stride));
-  auto* b8 = static_cast<signed char*>(ctx.device_scratch(N * w.b_stride));
-  // The residue bytes sit at the INT32 products' element offsets: a quarter of the products' bytes.
-  void* prod = ctx.device_scratch(own ? N * w.p_stride / 4 : N * w.p_stride);
+  const Residues r{static_cast<signed char*>(ctx.device_scratch(N * w.a_stride)),
+                   static_cast<signed char*>(ctx.device_scratch(N * w.b_stride))};
   if (d.accurate) {
     dev::apply_shifts_kernel<<<(a.M + 255) / 256, 256, 0, s>>>(a.M, st.shift, d.cap_a, st.e);
     CUDA_CHECK(cudaGetLastError());
     dev::apply_shifts_kernel<<<(a.N + 255) / 256, 256, 0, s>>>(a.N, st.shift + a.M, d.cap_b, st.e + a.M);
     CUDA_CHECK(cudaGetLastError());
   }
+  residues<N>(a, false, st.e, d.qa, r.a8, w, s);
+  zero_padding_rows(r.a8, N, a.M, w, s);
+  residues<N>(a, true, st.e + a.M, d.qb, r.b8, w, s);
+  return r;
+}
+
+// Emulates with d's N moduli; r: the residues where they are already enqueued (the speculation in launch()), else
+// enqueued here.
+template <int N>
+void emulate(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const Decision& d, const Workspace& w,
+             int width, Products route, Residues r) {
+  const cudaStream_t s = ctx.stream();
+  const bool own = route == Products::kOwn;
+  if (!r.a8) r = enqueue_residues<N>(a, ctx, st, d, w);
+  signed char *a8 = r.a8, *b8 = r.b8;
+  // The residue bytes sit at the INT32 products' element offsets: a quarter of the products' bytes.
+  void* prod = ctx.device_scratch(own ? N * w.p_stride / 4 : N * w.p_stride);
   const int S = d.qa + d.qb;
   const int* fb = st.e + a.M;
-  residues<N>(a, false, st.e, d.qa, a8, w, s);
-  zero_padding_rows(a8, N, a.M, w, s);
-  residues<N>(a, true, fb, d.qb, b8, w, s);
   ctx.mark_phase("residues");
   // Columns [n0, n0 + cols) of the products, on `stream`, and their recombination on s.
   auto products = [&](cudaStream_t stream, std::size_t n0, int cols) {
@@ -778,10 +810,14 @@ void emulate(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const D
   ctx.mark_phase("products_and_recombination");
 }
 
-template <int... I>
-void emulate_with(int n, const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const Decision& d,
-                  const Workspace& w, int width, Products route, std::integer_sequence<int, I...>) {
-  ((n == kMinModuli + I ? emulate<kMinModuli + I>(a, ctx, st, d, w, width, route) : void()), ...);
+// f(std::integral_constant<int, n>) for a count n from kMinModuli to kMaxModuli.
+template <class F, int... I>
+void with_moduli(int n, F&& f, std::integer_sequence<int, I...>) {
+  ((n == kMinModuli + I ? f(std::integral_constant<int, kMinModuli + I>{}) : void()), ...);
+}
+template <class F>
+void with_moduli(int n, F&& f) {
+  with_moduli(n, f, std::make_integer_sequence<int, kMaxModuli - kMinModuli + 1>{});
 }
 
 // What the launch read and chose, reported with the harness's row.
@@ -829,32 +865,57 @@ void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate, bool 
   // With accurate scaling the coarse product's arrays come first: refuse before taking them.
   if (accurate && !data_free) refuse_unless_fits(workspace(a.M, a.N, a.K, 0, true), 0, ctx);
   const DeviceStats st = data_free ? DeviceStats{} : statistics(a, ctx, accurate);
+  const std::string own_refusal = cublaslt_only ? std::string() : residue_products_refusal();
+  const Products route = !cublaslt_only && own_refusal.empty() ? Products::kOwn : Products::kCublasLt;
+  // The workspace sized as the route stores its products: counted as INT32 planes, residue_products' workspace
+  // exceeded what its launches ever took, so every launch asked the device's free memory (cudaMemGetInfo, about
+  // 20 us between the read-back and the residues).
+  const bool bytes = route == Products::kOwn;
   Decision d;
   std::optional<Stats> read;
+  // The speculation: where a launch before made a decision for these operands and emulated with fast scaling, its
+  // residues are enqueued behind the read-back, so the GPU computes them while the host waits for the statistics
+  // and decides, instead of idling until the host enqueues them (docs/gemm-notes.md, step 46). They are kept where
+  // this launch's decision has the same count and split (the residues depend on nothing else but the exponents,
+  // which this launch's statistics wrote), else computed again. Only where the scratch holds the whole workspace
+  // without an allocation.
+  Decision guess;
+  Residues guessed;
+  auto speculate = [&](const Decision* remembered) {
+    if (!remembered || remembered->moduli == 0 || remembered->accurate) return;
+    const Workspace gw = workspace(a.M, a.N, a.K, remembered->moduli, false, bytes);
+    if (gw.bytes > ctx.device_scratch_room()) return;
+    ctx.mark_phase("scaling");
+    guess = *remembered;
+    with_moduli(guess.moduli, [&](auto n) { guessed = enqueue_residues<decltype(n)::value>(a, ctx, st, guess, gw); });
+  };
   if (data_free) d.reason = by_shape;
-  else d = choose(a, ctx, st, fixed, &read);
-  // From the read-back on, the GPU waits for the host: the notes' strings are written after the kernels are
-  // enqueued.
+  else d = choose(a, ctx, st, fixed, &read, speculate);
+  const bool kept = guessed.a8 && d.moduli == guess.moduli && d.qa == guess.qa && d.qb == guess.qb && !d.accurate;
+  if (guessed.a8) {
+    ctx.notes()["ozaki_speculated"] = kept ? "kept: the residues of the decision before, enqueued before the read-back"
+                                           : "not kept: this launch's count or split differs from the launch's before";
+    if (!kept) {
+      ctx.mark_phase("residues_not_kept");
+      guessed = {};
+    }
+  }
+  // From the read-back on, the GPU waits for the host (unless it computes the speculated residues meanwhile): the
+  // notes' strings are written after the kernels are enqueued.
   if (d.moduli == 0) {
     registry().find("cublas")->launch(a, ctx);
     ctx.mark_phase("native");
     note(ctx, a, d, read);
     return;
   }
-  ctx.mark_phase("scaling");
-  Products route = Products::kCublasLt;
-  if (!cublaslt_only) {
-    const std::string refusal = residue_products_refusal();
-    if (refusal.empty()) route = Products::kOwn;
-    else ctx.notes()["ozaki_own_products"] = "not run: " + refusal;
-  }
-  // Sized as the route stores its products: counted as INT32 planes, residue_products' workspace exceeded what its
-  // launches ever took, so every launch asked the device's free memory (cudaMemGetInfo, about 20 us between the
-  // read-back and the residues).
-  const Workspace w = workspace(a.M, a.N, a.K, d.moduli, d.accurate, route == Products::kOwn);
-  refuse_unless_fits(w, d.moduli, ctx);
+  const Workspace w = workspace(a.M, a.N, a.K, d.moduli, d.accurate, bytes);
+  if (!kept) {
+    ctx.mark_phase("scaling");
+    refuse_unless_fits(w, d.moduli, ctx);
+  }  // kept: the room held all of w before the speculated residues took theirs
+  if (!own_refusal.empty()) ctx.notes()["ozaki_own_products"] = "not run: " + own_refusal;
   const int width = route == Products::kOwn && !pipeline_always ? a.N : pipeline_width(a.M, a.N, a.K, pipeline_always);
-  emulate_with(d.moduli, a, ctx, st, d, w, width, route, std::make_integer_sequence<int, kMaxModuli - kMinModuli + 1>{});
+  with_moduli(d.moduli, [&](auto n) { emulate<decltype(n)::value>(a, ctx, st, d, w, width, route, guessed); });
   note(ctx, a, d, read);
 }
 
