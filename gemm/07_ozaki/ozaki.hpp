@@ -245,20 +245,25 @@ struct Decision {
 // exp:4 and K = 131 the errors were 10^3 times the estimate). Otherwise the fewest moduli whose predicted ratio
 // is at most kTargetRatio, native where none is, where K is below kMinDepth (the INT32 products, 4 bytes per
 // modulus per element of C, then cost more than the arithmetic they save), or where the speed model below
-// predicts that count (or, from the shape alone, the count of the best-conditioned inputs) slower than native.
+// predicts that count (or, from the shape alone, the count of the best-conditioned inputs) above kSpeedMargin of
+// native's time.
 constexpr int kMinDepth = 1024;
 constexpr double kMaxFixedRho = 64.0;
-// The speed side of the rule: emulation's time over native DGEMM's with n moduli, a model fitted to the H100
-// measurements in docs/gemm-notes.md (11 points, 3072^3-16384^3, 14-18 moduli, each within 9%):
+// The speed side of the rule: emulation's time over native DGEMM's with n moduli, a model fitted to H100
+// measurements (docs/gemm-notes.md, step 46: 58 points, 14 and 16 moduli, cubes 2048^3-16384^3 and seven other
+// shapes, on two GPU hosts; root mean square error 5%, largest 10%):
 //   n (kSpeedInt8 + kSpeedPerModulus (1/M + 1/N + 8/K)) + kSpeedFixed (2/M + 2/N + 1/K).
-// Per modulus, the INT8 product at 0.037 of native's time (about the FP64 over the INT8 tensor rate) and its
-// traffic ((M + N) K bytes of residues, 8 M N of int32 products) relative to native's 2 M N K flops; once, the
-// passes over A, B and C and the latencies. With `accurate`, accurate scaling counts as kAccurateModuli more
-// (its coarse product and passes; measured 0.908x / 1.252x / 1.444x native at 4096^3 / 8192^3 / 16384^3 with
-// 14 moduli).
-constexpr double kSpeedInt8 = 0.037;
-constexpr double kSpeedPerModulus = 8.5;
-constexpr double kSpeedFixed = 105.0;
+// Per modulus, the INT8 product at 0.031 of native's time (about the FP64 over the INT8 tensor rate) and its
+// traffic ((M + N) K bytes of residues, M N bytes of reduced products) relative to native's 2 M N K flops; once,
+// the passes over A, B and C, the statistics' read-back and the latencies. The rule emulates where the model
+// predicts at most kSpeedMargin of native's time: near 1 its error and the spread between GPU hosts (2-5% on one
+// size) would make every other emulated call slower than native. With `accurate`, accurate scaling counts as
+// kAccurateModuli more (its coarse product and passes; with 14 moduli measured 0.900x / 1.081x / 1.497x native at
+// 3072^3 / 4096^3 / 8192^3, where the model puts 16 moduli at 1.03 / 0.90 / 0.70 of native's time).
+constexpr double kSpeedInt8 = 0.031;
+constexpr double kSpeedPerModulus = 3.75;
+constexpr double kSpeedFixed = 210.0;
+constexpr double kSpeedMargin = 0.97;
 constexpr int kAccurateModuli = 2;
 double predicted_time_ratio(int M, int N, int K, int n, bool accurate = false);
 // With shifts (accurate scaling), each count's split is the one with the lowest estimate given the shifts it

@@ -205,11 +205,11 @@ std::string native_by_shape(int M, int N, int K, int fixed_moduli, bool accurate
   int fewest = kMinModuli;
   while (fewest < kMaxModuli && fast_estimate(ideal, M, N, K, fewest).predicted_ratio > kTargetRatio) ++fewest;
   const double t = predicted_time_ratio(M, N, K, fewest, accurate);
-  if (!(t < 1)) {
+  if (!(t <= kSpeedMargin)) {
     std::ostringstream why;
     why.precision(3);
     why << "native: even " << fewest << " moduli (what the best-conditioned inputs would need) would take about " << t
-        << " x native DGEMM's time at this shape (the speed model)";
+        << " x native DGEMM's time at this shape (the speed model; emulation from " << kSpeedMargin << ")";
     return why.str();
   }
   return {};
@@ -272,9 +272,10 @@ Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli, const Shi
       return d;
     }
     const double t = predicted_time_ratio(M, N, K, d.moduli, shifts != nullptr);
-    if (!(t < 1)) {
+    if (!(t <= kSpeedMargin)) {
       why << "native: " << d.moduli << " moduli (the fewest with a predicted error under " << kTargetRatio
-          << " x eps |A||B|) would take about " << t << " x native DGEMM's time at this shape (the speed model)";
+          << " x eps |A||B|) would take about " << t << " x native DGEMM's time at this shape (the speed model; "
+          << "emulation from " << kSpeedMargin << ")";
       d = Decision{};
       d.reason = why.str();
       return d;
