@@ -332,8 +332,12 @@ TEST(OzakiRule, SpeedModelSendsWhatWouldBeSlowerToNative) {
     const std::string at = std::to_string(m.n) + " moduli at " + std::to_string(m.M) + " x " + std::to_string(m.N) +
                            " x " + std::to_string(m.K);
     EXPECT_NEAR(t * m.x_native, 1.0, 0.11) << at;
-    if (m.x_native < 0.97) EXPECT_GT(t, kSpeedMargin) << at << ": measured slower than native, emulated";
-    if (m.x_native > 1.12) EXPECT_LE(t, kSpeedMargin) << at << ": measured faster than native, not emulated";
+    if (m.x_native < 0.97) {
+      EXPECT_GT(t, kSpeedMargin) << at << ": measured slower than native, emulated";
+    }
+    if (m.x_native > 1.12) {
+      EXPECT_LE(t, kSpeedMargin) << at << ": measured faster than native, not emulated";
+    }
   }
   const Stats uniform{2, std::sqrt(2.0), 2, std::sqrt(2.0)};
   const Decision small = decide(2816, 2816, 2816, uniform);
@@ -844,7 +848,9 @@ TEST(Ozaki, SpeculatedResiduesAreKeptOnlyForTheSameDecision) {
     CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
     const std::string note = ctx.notes().count("ozaki_speculated") ? ctx.notes().at("ozaki_speculated") : "";
     EXPECT_EQ(note.rfind(step.speculated, 0), 0u) << "expected \"" << step.speculated << "\", noted \"" << note << '"';
-    if (std::string(step.speculated).empty()) EXPECT_EQ(note, "");
+    if (std::string(step.speculated).empty()) {
+      EXPECT_EQ(note, "");
+    }
     Eigen::MatrixXd c(shape.M, shape.N);
     CUDA_CHECK(cudaMemcpy(c.data(), C.data(), C.bytes(), cudaMemcpyDeviceToHost));
     const GemmCheck check = validate(p, c);
