@@ -303,7 +303,7 @@ TEST(OzakiRule, BinnedEstimateWeighsTheRowsOfWideSpreadByTheirCount) {
 }
 
 // The speed side: the model reproduces the measurements it was fitted to (docs/gemm-notes.md, step 46: one H100
-// process, `ozaki_14` and `ozaki_16` x native cuBLAS, uniform data) within 11%; it sends to native every shape
+// host, `ozaki_14` and `ozaki_16` x native cuBLAS, uniform data) within 11%; it sends to native every shape
 // measured more than 3% slower than native and emulates every one measured more than 12% faster; and the rule
 // sends the shapes and counts it predicts above kSpeedMargin of native's time to native, saying so. Left out:
 // 3584^3 with 16 moduli, measured 0.949x and predicted 0.956 of native's time (the products kernel runs 14% below
