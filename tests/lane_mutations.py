@@ -40,8 +40,11 @@ def build(args, header_text, workdir, name):
 
 
 def passes(exe, lanes, failed_output=None):
-    """Whether the model's cases at `lanes` pass; where they do not, the run's last lines go to failed_output."""
-    r = subprocess.run([str(exe), f"--gtest_filter=*/{lanes}lanes.*"], capture_output=True, text=True)
+    """Whether the model's cases at `lanes` pass; where they do not, the run's last lines go to failed_output. The run
+    stops at the first failing case: a mutant's cases wait out the model's 2-s barrier timeout, and one failure
+    decides."""
+    r = subprocess.run([str(exe), f"--gtest_filter=*/{lanes}lanes.*", "--gtest_fail_fast"], capture_output=True,
+                       text=True)
     if r.returncode != 0 and failed_output is not None:
         failed_output.extend((r.stdout + r.stderr).splitlines()[-20:])
     return r.returncode == 0
