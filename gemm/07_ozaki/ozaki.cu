@@ -891,8 +891,9 @@ void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate, bool 
   };
   if (data_free) d.reason = by_shape;
   else d = choose(a, ctx, st, fixed, &read, speculate);
-  const bool kept = guessed.a8 && d.moduli == guess.moduli && d.qa == guess.qa && d.qb == guess.qb && !d.accurate;
-  if (guessed.a8) {
+  const bool speculated = guessed.a8 != nullptr;  // and its "scaling" phase marked
+  const bool kept = speculated && d.moduli == guess.moduli && d.qa == guess.qa && d.qb == guess.qb && !d.accurate;
+  if (speculated) {
     ctx.notes()["ozaki_speculated"] = kept ? "kept: the residues of the decision before, enqueued before the read-back"
                                            : "not kept: this launch's count or split differs from the launch's before";
     if (!kept) {
@@ -909,10 +910,8 @@ void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate, bool 
     return;
   }
   const Workspace w = workspace(a.M, a.N, a.K, d.moduli, d.accurate, bytes);
-  if (!kept) {
-    ctx.mark_phase("scaling");
-    refuse_unless_fits(w, d.moduli, ctx);
-  }  // kept: the room held all of w before the speculated residues took theirs
+  if (!speculated) ctx.mark_phase("scaling");  // once a launch: the harness keeps one time a phase name
+  if (!kept) refuse_unless_fits(w, d.moduli, ctx);  // kept: the room held all of w before the residues took theirs
   if (!own_refusal.empty()) ctx.notes()["ozaki_own_products"] = "not run: " + own_refusal;
   const int width = route == Products::kOwn && !pipeline_always ? a.N : pipeline_width(a.M, a.N, a.K, pipeline_always);
   with_moduli(d.moduli, [&](auto n) { emulate<decltype(n)::value>(a, ctx, st, d, w, width, route, guessed); });

@@ -257,9 +257,10 @@ constexpr double kMaxFixedRho = 64.0;
 // traffic ((M + N) K bytes of residues, M N bytes of reduced products) relative to native's 2 M N K flops; once,
 // the passes over A, B and C, the statistics' read-back and the latencies. The rule emulates where the model
 // predicts at most kSpeedMargin of native's time: with its error and the spread between GPU hosts (2-9% at one
-// size), about half of the calls it put just under 1 would run slower than native. With `accurate`, accurate scaling counts as
-// kAccurateModuli more (its coarse product and passes; with 14 moduli measured 0.900x / 1.081x / 1.497x native at
-// 3072^3 / 4096^3 / 8192^3, where the model puts 16 moduli at 1.03 / 0.90 / 0.70 of native's time).
+// size), about half of the calls it put just under 1 would run slower than native. With `accurate`, accurate
+// scaling counts as kAccurateModuli more (its coarse product and passes; with 14 moduli measured 0.900x / 1.081x /
+// 1.497x native at 3072^3 / 4096^3 / 8192^3, where the model puts 16 moduli at 1.03 / 0.90 / 0.70 of native's
+// time).
 constexpr double kSpeedInt8 = 0.031;
 constexpr double kSpeedPerModulus = 3.75;
 constexpr double kSpeedFixed = 210.0;
