@@ -34,15 +34,27 @@ flags+=(-isystem "$cuda_include")
 # on a core of its own: libFuzzer runs one process).
 targets=(lists cuobjdump pattern)
 jobs=$(nproc 2>/dev/null || echo 1)
-pids=()
-for target in "${targets[@]}"; do
-  # shellcheck disable=SC2086  # the source list is words
-  clang++ "${flags[@]}" ${sources[$target]} -o "$out/$target" &
-  pids+=($!)
-  if [ "${#pids[@]}" -ge "$jobs" ]; then wait "${pids[0]}"; pids=("${pids[@]:1}"); fi
-done
-for pid in "${pids[@]}"; do wait "$pid"; done
 
+# Runs "$@" TARGET for every target, at most $jobs at a time; how many of them failed goes to $failed.
+for_targets() {
+  failed=0
+  local pids=() target pid
+  for target in "${targets[@]}"; do
+    "$@" "$target" &
+    pids+=($!)
+    if [ "${#pids[@]}" -ge "$jobs" ]; then wait "${pids[0]}" || failed=$((failed + 1)); pids=("${pids[@]:1}"); fi
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || failed=$((failed + 1)); done
+}
+
+compile() {
+  # shellcheck disable=SC2086  # the source list is words
+  clang++ "${flags[@]}" ${sources[$1]} -o "$out/$1"
+}
+for_targets compile
+[ "$failed" -eq 0 ] || { echo "fuzz: $failed of ${#targets[@]} targets did not compile"; exit 1; }
+
+# One target's run; its summary line (and a finding's report) go to $out/TARGET.summary, printed in order below.
 fuzz() {
   local target=$1 work="$out/$1-corpus"  # new inputs go to work; the kept ones are read, never written
   mkdir -p "$work"
@@ -53,15 +65,8 @@ fuzz() {
     echo "fuzz $target: FINDING (input saved as $out/$target-*):"
     grep -E "fuzz finding|ERROR|SUMMARY|Test unit written" "$out/$target.log" | head -8
     return 1
-  fi
+  fi >"$out/$target.summary"
 }
-failed=0
-pids=()
-for target in "${targets[@]}"; do
-  fuzz "$target" > "$out/$target.summary" &
-  pids+=($!)
-  if [ "${#pids[@]}" -ge "$jobs" ]; then wait "${pids[0]}" || failed=$((failed + 1)); pids=("${pids[@]:1}"); fi
-done
-for pid in "${pids[@]}"; do wait "$pid" || failed=$((failed + 1)); done
+for_targets fuzz
 for target in "${targets[@]}"; do cat "$out/$target.summary"; done
 [ "$failed" -eq 0 ]
