@@ -434,53 +434,74 @@ __device__ __forceinline__ double crt_value(const int (&p)[N], const Crt& c, int
 constexpr int kRecombineRows = 4;
 constexpr int kRecombineThreads = 128;
 
-// Four consecutive products (int: INT32 products) or residues (unsigned char: residue_products' bytes).
-__device__ __forceinline__ void load4(const int* p, int& x, int& y, int& z, int& w) {
-  const int4 q = *reinterpret_cast<const int4*>(p);
-  x = q.x, y = q.y, z = q.z, w = q.w;
-}
-__device__ __forceinline__ void load4(const unsigned char* p, int& x, int& y, int& z, int& w) {
-  const uchar4 q = *reinterpret_cast<const uchar4*>(p);
-  x = q.x, y = q.y, z = q.z, w = q.w;
-}
+// Four consecutive products of one plane as loaded: residue_products' bytes packed in a word (unsigned char), or
+// INT32 products (int); element r of them by extract().
+template <class P>
+using Four = std::conditional_t<std::is_same_v<P, unsigned char>, unsigned, int4>;
+__device__ __forceinline__ int extract(unsigned w, int r) { return (w >> (8 * r)) & 0xff; }
+__device__ __forceinline__ int extract(const int4& q, int r) { return r == 0 ? q.x : r == 1 ? q.y : r == 2 ? q.z : q.w; }
+__device__ __forceinline__ void put(unsigned& w, int r, unsigned char x) { w |= static_cast<unsigned>(x) << (8 * r); }
+__device__ __forceinline__ void put(int4& q, int r, int x) { (r == 0 ? q.x : r == 1 ? q.y : r == 2 ? q.z : q.w) = x; }
 
 // C_ij = alpha X_ij 2^(e_i + f_j - S) + beta C_ij (S = qa + qb), X_ij from its products P (int: INT32 products;
 // unsigned char: residues). `a` gives op(A) and op(B) for the rows and columns holding Inf or NaN. Rows from M to
 // ldp are never read (initcheck-clean).
+// A thread computes four consecutive rows, but C is written through shared memory, each of a warp's stores 32
+// consecutive rows: four 8-byte stores 32 bytes apart across the lanes wrote every 32-byte sector in four pieces,
+// which cost about a fifth of the kernel's time (docs/gemm-notes.md, step 47).
 template <int N, class P>
 __global__ void __launch_bounds__(kRecombineThreads) recombine_kernel(int M, int Ncols, int K, int S, const P* prod,
                                                                       int ldp, std::size_t p_stride, const int* ea,
                                                                       const int* fb, Crt c, GemmArgs a) {
   constexpr bool kReduced = std::is_same_v<P, unsigned char>;
+  constexpr int kWarpRows = 32 * kRecombineRows;
+  __shared__ double staged[kRecombineThreads * kRecombineRows];
+  const int lane = threadIdx.x % 32;
+  double* const warp_rows = staged + (threadIdx.x / 32) * kWarpRows;
   const int i0 = (blockIdx.x * blockDim.x + threadIdx.x) * kRecombineRows;
-  if (i0 >= M) return;
-  const bool full = i0 + kRecombineRows <= M;
+  const int warp_i0 = i0 - lane * kRecombineRows;
+  if (warp_i0 >= M) return;  // the whole warp (it syncs below)
   for (int j = blockIdx.y; j < Ncols; j += gridDim.y) {
     const P* p = prod + static_cast<std::size_t>(j) * ldp + i0;
-    int v[kRecombineRows][N];
-    if (full) {
+    Four<P> four[N];
+    if (i0 + kRecombineRows <= M) {
 #pragma unroll
-      for (int l = 0; l < N; ++l) load4(p + l * p_stride, v[0][l], v[1][l], v[2][l], v[3][l]);
+      for (int l = 0; l < N; ++l) four[l] = *reinterpret_cast<const Four<P>*>(p + l * p_stride);
     } else {
 #pragma unroll
-      for (int l = 0; l < N; ++l)
+      for (int l = 0; l < N; ++l) {
+        four[l] = {};
 #pragma unroll
-        for (int r = 0; r < kRecombineRows; ++r) v[r][l] = i0 + r < M ? p[l * p_stride + r] : 0;
+        for (int r = 0; r < kRecombineRows; ++r)
+          if (i0 + r < M) put(four[l], r, p[l * p_stride + r]);
+      }
     }
     const int fj = fb[j];
+    double x[kRecombineRows] = {};
 #pragma unroll
     for (int r = 0; r < kRecombineRows; ++r) {
       const int i = i0 + r;
       if (i >= M) break;
       const int ei = ea[i];
-      double x = 0;
       if (ei == kBad || fj == kBad) {  // Inf or NaN in the row or column: the plain dot product, as native
 #pragma unroll 1
-        for (int k = 0; k < K; ++k) x = fma(a.A[a.a_index(i, k)], a.B[a.b_index(k, j)], x);
+        for (int k = 0; k < K; ++k) x[r] = fma(a.A[a.a_index(i, k)], a.B[a.b_index(k, j)], x[r]);
       } else {
-        x = crt_value<N, kReduced>(v[r], c, ei + fj - S);
+        int v[N];
+#pragma unroll
+        for (int l = 0; l < N; ++l) v[l] = extract(four[l], r);
+        x[r] = crt_value<N, kReduced>(v, c, ei + fj - S);
       }
-      scale_store(a.C + i + static_cast<std::size_t>(j) * a.ldc, a.alpha, a.beta, x);
+    }
+    __syncwarp();  // the warp's stores of the column before have read warp_rows
+#pragma unroll
+    for (int r = 0; r < kRecombineRows; ++r) warp_rows[lane * kRecombineRows + r] = x[r];
+    __syncwarp();
+    double* const cj = a.C + static_cast<std::size_t>(j) * a.ldc;
+#pragma unroll
+    for (int q = 0; q < kRecombineRows; ++q) {
+      const int i = warp_i0 + q * 32 + lane;
+      if (i < M) scale_store(cj + i, a.alpha, a.beta, warp_rows[q * 32 + lane]);
     }
   }
 }
