@@ -493,10 +493,10 @@ __global__ void __launch_bounds__(kRecombineThreads) recombine_kernel(int M, int
         x[r] = crt_value<N, kReduced>(v, c, ei + fj - S);
       }
     }
-    __syncwarp();  // the warp's stores of the column before have read warp_rows
+    sync_warp();  // the warp's stores of the column before have read warp_rows
 #pragma unroll
     for (int r = 0; r < kRecombineRows; ++r) warp_rows[lane * kRecombineRows + r] = x[r];
-    __syncwarp();
+    sync_warp();
     double* const cj = a.C + static_cast<std::size_t>(j) * a.ldc;
 #pragma unroll
     for (int q = 0; q < kRecombineRows; ++q) {
