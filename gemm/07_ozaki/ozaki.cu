@@ -448,7 +448,7 @@ __device__ __forceinline__ void put(int4& q, int r, int x) { (r == 0 ? q.x : r =
 // ldp are never read (initcheck-clean).
 // A thread computes four consecutive rows, but C is written through shared memory, each of a warp's stores 32
 // consecutive rows: four 8-byte stores 32 bytes apart across the lanes wrote every 32-byte sector in four pieces,
-// which cost about a fifth of the kernel's time (docs/gemm-notes.md, step 47).
+// which cost a fifth to a third of the kernel's time (docs/gemm-notes.md, step 47).
 template <int N, class P>
 __global__ void __launch_bounds__(kRecombineThreads) recombine_kernel(int M, int Ncols, int K, int S, const P* prod,
                                                                       int ldp, std::size_t p_stride, const int* ea,
