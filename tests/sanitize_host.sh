@@ -8,8 +8,9 @@ cd "$(dirname "$0")/.."
 programs=(test_common test_bench test_parsers_fuzz test_gemm_validator test_gemm_modes test_pipelined test_dmma_rule
           test_stream_k test_gemm_variants test_reduce)
 # Without a GPU the instrumented programs never run device code: it is built as unoptimised PTX alone (no SASS,
-# no ptxas), which halves the CUDA sources' compile time (gemm/07_ozaki/ozaki.cu 37 -> 15 s). With a GPU, the
-# preset's optimised sm_75 code (the preset sets both again at every configure).
+# no ptxas; gemm/07_ozaki/ozaki.cu 37 -> 15 s, the whole step by less than CI's run-to-run spread:
+# docs/harness-notes.md). With a GPU, the preset's optimised sm_75 code (the preset sets both again at every
+# configure).
 if nvidia-smi -L >/dev/null 2>&1; then
   cmake --preset asan >/dev/null
 else
