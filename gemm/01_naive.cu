@@ -25,7 +25,7 @@ __global__ void __launch_bounds__(BS* BS) naive_kernel(GemmArgs a) {
 }
 
 template <int BS>
-void launch(const GemmArgs& a, ExecContext& ctx) {
+void naive_launch(const GemmArgs& a, ExecContext& ctx) {
   naive_kernel<BS><<<tile_grid(a.N, BS, a.M, BS), dim3(BS, BS), 0, ctx.stream()>>>(a);
   CUDA_CHECK_LAUNCH();
 }
@@ -34,6 +34,6 @@ void launch(const GemmArgs& a, ExecContext& ctx) {
 
 KS_GEMM_VARIANT({.info = {.name = "naive",
                           .summary = "one thread per C element, operands from global memory (uncoalesced, the baseline)"},
-                 .launch = launch<16>});
+                 .launch = naive_launch<16>});
 
 }  // namespace ks::gemm

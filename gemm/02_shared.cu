@@ -31,7 +31,7 @@ __global__ void __launch_bounds__(BS* BS) shared_kernel(GemmArgs a) {
 }
 
 template <int BS>
-void launch(const GemmArgs& a, ExecContext& ctx) {
+void shared_launch(const GemmArgs& a, ExecContext& ctx) {
   shared_kernel<BS><<<tile_grid(a.N, BS, a.M, BS), dim3(BS, BS), 0, ctx.stream()>>>(a);
   CUDA_CHECK_LAUNCH();
 }
@@ -40,6 +40,6 @@ void launch(const GemmArgs& a, ExecContext& ctx) {
 
 KS_GEMM_VARIANT({.info = {.name = "shared",
                           .summary = "shared-memory tiles of A and B, one C element per thread (reuse, not yet coalesced)"},
-                 .launch = launch<16>});
+                 .launch = shared_launch<16>});
 
 }  // namespace ks::gemm

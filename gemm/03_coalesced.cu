@@ -37,7 +37,7 @@ __global__ void __launch_bounds__(BS* BS) coalesced_kernel(GemmArgs a) {
 }
 
 template <int BS>
-void launch(const GemmArgs& a, ExecContext& ctx) {
+void coalesced_launch(const GemmArgs& a, ExecContext& ctx) {
   coalesced_kernel<BS><<<tile_grid(a.M, BS, a.N, BS), dim3(BS, BS), 0, ctx.stream()>>>(a);
   CUDA_CHECK_LAUNCH();
 }
@@ -46,7 +46,7 @@ void launch(const GemmArgs& a, ExecContext& ctx) {
 
 KS_GEMM_VARIANT({.info = {.name = "coalesced",
                           .summary = "shared-memory tiles, coalesced loads, A tile transposed with a +1 padded row"},
-                 .launch = launch<16>,
+                 .launch = coalesced_launch<16>,
                  .suite_modes = SuiteModes::All});
 
 }  // namespace ks::gemm

@@ -112,7 +112,7 @@ __global__ void __launch_bounds__(kThreads, 1) register_tiled_kernel(GemmArgs a)
   }
 }
 
-void launch(const GemmArgs& a, ExecContext& ctx) {
+void register_tiled_launch(const GemmArgs& a, ExecContext& ctx) {
   register_tiled_kernel<<<tile_grid(a.M, BM, a.N, BN), kThreads, 0, ctx.stream()>>>(a);
   CUDA_CHECK_LAUNCH();
 }
@@ -122,6 +122,6 @@ void launch(const GemmArgs& a, ExecContext& ctx) {
 KS_GEMM_VARIANT({.info = {.name = "register_tiled",
                           .summary = "128x128 block tiles, 8x8 C elements per thread in registers, 16-byte shared "
                                      "loads, next tile prefetched"},
-                 .launch = launch});
+                 .launch = register_tiled_launch});
 
 }  // namespace ks::gemm
