@@ -52,11 +52,9 @@ struct Tile : pipeline::Layout<BM_, BN_, BK_, STAGES_, VEC_, 32 * WARPS_M_ * WAR
 
 // ---- the kernel ----
 
-// `partial` null: C = alpha AB + beta C. Otherwise blockIdx.z's product over its K range goes to
-// partial[z][j][i] (M x N, unscaled) for splitk_finish.
+// The block's tile, for dmma_kernel below.
 template <class T>
-__global__ void __launch_bounds__(T::kThreads, 1) dmma_kernel(GemmArgs a, double* partial, int split_depth) {
-#if __CUDA_ARCH__ >= 800
+__device__ __forceinline__ void dmma_tile(const GemmArgs& a, double* partial, int split_depth) {
   extern __shared__ __align__(16) double smem[];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int g = lane / 4, t = lane % 4;
@@ -122,8 +120,23 @@ __global__ void __launch_bounds__(T::kThreads, 1) dmma_kernel(GemmArgs a, double
       }
     }
   }
+}
+
+// `partial` null: C = alpha AB + beta C. Otherwise blockIdx.z's product over its K range goes to
+// partial[z][j][i] (M x N, unscaled) for splitk_finish. Only the code that can run is compiled: the host
+// refuses devices below CC 8.0 and launches the K16 tiles on sm_90 code only, so below sm_90 a K16
+// instantiation is a trap (half of the sm_86 code this file would otherwise build, never launched).
+template <class T>
+__global__ void __launch_bounds__(T::kThreads, 1) dmma_kernel(GemmArgs a, double* partial, int split_depth) {
+#if __CUDA_ARCH__ >= 900
+  dmma_tile<T>(a, partial, split_depth);
+#elif __CUDA_ARCH__ >= 800
+  if constexpr (T::I == Instr::K4)
+    dmma_tile<T>(a, partial, split_depth);
+  else
+    __trap();
 #else
-  __trap();  // the host refuses devices below CC 8.0
+  __trap();
 #endif
 }
 
