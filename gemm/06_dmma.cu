@@ -54,7 +54,7 @@ struct Tile : pipeline::Layout<BM_, BN_, BK_, STAGES_, VEC_, 32 * WARPS_M_ * WAR
 
 // The block's tile, for dmma_kernel below.
 template <class T>
-__device__ __forceinline__ void dmma_tile(const GemmArgs& a, double* partial, int split_depth) {
+__device__ __forceinline__ void dmma_tile(GemmArgs a, double* partial, int split_depth) {
   extern __shared__ __align__(16) double smem[];
   const int tid = threadIdx.x, warp = tid / 32, lane = tid % 32;
   const int g = lane / 4, t = lane % 4;
