@@ -124,12 +124,16 @@ __device__ __forceinline__ void dmma_tile(GemmArgs a, double* partial, int split
 
 // `partial` null: C = alpha AB + beta C. Otherwise blockIdx.z's product over its K range goes to
 // partial[z][j][i] (M x N, unscaled) for splitk_finish. Only the code that can run is compiled: the host
-// refuses devices below CC 8.0 and launches the K16 tiles on sm_90 code only, so below sm_90 a K16
-// instantiation is a trap (half of the sm_86 code this file would otherwise build, never launched).
+// refuses devices below CC 8.0, launches the K16 tiles on sm_90 code only, and K4 tiles on sm_90 code only for
+// the m8n8k4 tuning configuration's shape (dmma::k4_on_sm90). The rest are traps: half of the sm_86 code and
+// three eighths of the sm_90 code this file would otherwise build, never launched.
 template <class T>
 __global__ void __launch_bounds__(T::kThreads, 1) dmma_kernel(GemmArgs a, double* partial, int split_depth) {
 #if __CUDA_ARCH__ >= 900
-  dmma_tile<T>(a, partial, split_depth);
+  if constexpr (T::I == Instr::K16 || dmma::k4_on_sm90(dmma::shape_index(T::BM, T::BN, T::BK)))
+    dmma_tile<T>(a, partial, split_depth);
+  else
+    __trap();
 #elif __CUDA_ARCH__ >= 800
   if constexpr (T::I == Instr::K4)
     dmma_tile<T>(a, partial, split_depth);

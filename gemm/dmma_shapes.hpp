@@ -73,6 +73,15 @@ inline constexpr Extra kExtras[] = {
      "dmma, 128x128x16 tiles on mma.sync.m8n8k4 (the sm_80/86 instruction)"},
 };
 
+// Whether a configuration runs mma.sync.m8n8k4 with this row of kShapes on sm_90 code (a k4 row of kExtras): the
+// rule and the other configurations run m16n8k16 there, so gemm/06_dmma.cu compiles the other shapes' m8n8k4
+// tiles for sm_90 as traps.
+constexpr bool k4_on_sm90(int shape) {
+  for (const Extra& e : kExtras)
+    if (e.k4 && e.shape == shape) return true;
+  return false;
+}
+
 struct Config {
   int shape = 0;   // row of kShapes
   int splits = 1;  // split-K: blocks along K, summed in a fixed order by a second kernel
