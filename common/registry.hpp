@@ -146,14 +146,16 @@ class Registry {
 #define KS_CONCAT(a, b) KS_CONCAT_INNER(a, b)
 
 // Declares one variant in `registry` (an expression), from this file: KS_DECLARE_VARIANT(reg, Type{...}).
-#define KS_DECLARE_VARIANT(registry, ...)                                                   \
-  [[maybe_unused]] static const auto& KS_CONCAT(ks_declared_variant_, __COUNTER__) =           \
+// The static's name takes __COUNTER__: files compiled as one translation unit (cmake/KsLadder.cmake) may declare
+// on the same line.
+#define KS_DECLARE_VARIANT(registry, ...)                                                \
+  [[maybe_unused]] static const auto& KS_CONCAT(ks_declared_variant_, __COUNTER__) =     \
       (registry).add(__VA_ARGS__, __FILE__)
 
 // Declares every variant of a table, from this file: KS_DECLARE_VARIANTS(reg, fn), `fn` a function (or lambda)
 // returning a std::vector of variants, declared in its order.
-#define KS_DECLARE_VARIANTS(registry, ...)                                               \
+#define KS_DECLARE_VARIANTS(registry, ...)                                                  \
   [[maybe_unused]] static const bool KS_CONCAT(ks_declared_variants_, __COUNTER__) = [] {   \
-    for (const auto& ks_variant : (__VA_ARGS__)()) (registry).add(ks_variant, __FILE__); \
-    return true;                                                                         \
+    for (const auto& ks_variant : (__VA_ARGS__)()) (registry).add(ks_variant, __FILE__);    \
+    return true;                                                                            \
   }()

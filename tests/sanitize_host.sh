@@ -11,7 +11,7 @@ programs=(test_pipelined test_stream_k test_common test_bench test_parsers_fuzz 
 # Without a GPU the instrumented programs never run device code, and their GPU tests (with the Eigen references
 # they check against) skip: device code is built as unoptimised PTX alone (no SASS, no ptxas), host code at -O0
 # rather than the preset's -O1, and the programs run side by side (docs/harness-notes.md: the build 254 -> 209 s
-# on CI's kind of machine, the runs 17 s one at a time at -O1, 58 s at -O0, about 30 s two at a time). With a GPU,
+# on CI's kind of machine, the runs 17 s one at a time at -O1, 58 s at -O0, 22 s two at a time). With a GPU,
 # the preset's optimised sm_75 code and -O1, one program at a time (the preset sets all of these again at every
 # configure).
 if nvidia-smi -L >/dev/null 2>&1; then
