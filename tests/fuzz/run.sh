@@ -34,24 +34,13 @@ flags+=(-isystem "$cuda_include")
 # on a core of its own: libFuzzer runs one process).
 targets=(lists cuobjdump pattern)
 jobs=$(nproc 2>/dev/null || echo 1)
-
-# Runs "$@" TARGET for every target, at most $jobs at a time; how many of them failed goes to $failed.
-for_targets() {
-  failed=0
-  local pids=() target pid
-  for target in "${targets[@]}"; do
-    "$@" "$target" &
-    pids+=($!)
-    if [ "${#pids[@]}" -ge "$jobs" ]; then wait "${pids[0]}" || failed=$((failed + 1)); pids=("${pids[@]:1}"); fi
-  done
-  for pid in "${pids[@]}"; do wait "$pid" || failed=$((failed + 1)); done
-}
+source tests/each_at_most.sh
 
 compile() {
   # shellcheck disable=SC2086  # the source list is words
   clang++ "${flags[@]}" ${sources[$1]} -o "$out/$1"
 }
-for_targets compile
+each_at_most "$jobs" compile "${targets[@]}"
 [ "$failed" -eq 0 ] || { echo "fuzz: $failed of ${#targets[@]} targets did not compile"; exit 1; }
 
 # One target's run; its summary line (and a finding's report) go to $out/TARGET.summary, printed in order below.
@@ -67,6 +56,6 @@ fuzz() {
     return 1
   fi >"$out/$target.summary"
 }
-for_targets fuzz
+each_at_most "$jobs" fuzz "${targets[@]}"
 for target in "${targets[@]}"; do cat "$out/$target.summary"; done
 [ "$failed" -eq 0 ]
