@@ -130,18 +130,16 @@ __device__ __forceinline__ void dmma_tile(GemmArgs a, double* partial, int split
 template <class T>
 __global__ void __launch_bounds__(T::kThreads, 1) dmma_kernel(GemmArgs a, double* partial, int split_depth) {
 #if __CUDA_ARCH__ >= 900
-  if constexpr (T::I == Instr::K16 || dmma::k4_on_sm90(dmma::shape_index(T::BM, T::BN, T::BK)))
-    dmma_tile<T>(a, partial, split_depth);
-  else
-    __trap();
+  constexpr bool kLaunched = T::I == Instr::K16 || dmma::k4_on_sm90(dmma::shape_index(T::BM, T::BN, T::BK));
 #elif __CUDA_ARCH__ >= 800
-  if constexpr (T::I == Instr::K4)
+  constexpr bool kLaunched = T::I == Instr::K4;
+#else
+  constexpr bool kLaunched = false;
+#endif
+  if constexpr (kLaunched)
     dmma_tile<T>(a, partial, split_depth);
   else
     __trap();
-#else
-  __trap();
-#endif
 }
 
 // C = alpha * (sum over z of partial[z], in z order) + beta * C.
