@@ -57,11 +57,6 @@ constexpr int kUnroll = 4;
 // handover costs), the grid path above; where the grid path has the slots, the grid path from one block up (it
 // was the faster of the two at every size and type the cluster path took: docs/reduce-notes.md).
 constexpr std::size_t kClusterMaxBytes = std::size_t(256) << 10;
-// The grid path's blocks an SM: four of kBlock threads, 1024 threads. On an H100 a one-pass sum of 256 MiB to
-// 4 GiB read 0.2-0.7% faster with 1024 threads an SM (in blocks of 256, 512 or 1024 alike) than with all that fit
-// (1536 or 2048), and 1-9% slower with 768 or fewer (docs/reduce-notes.md). GPUs that hold at most 1024 threads
-// an SM are not limited by it.
-constexpr int kGridBlocksPerSm = 4;
 
 template <class T> struct Vec16;
 template <> struct Vec16<std::int32_t> { using type = int4; };
@@ -437,7 +432,6 @@ struct Config {
   bool pdl = true;    // where sm_90 allows it
   bool slots = true;  // the grid path's slot handover, where sm_90 allows it (else the counted one)
   bool prefetch = true;  // with pdl: the first step of loads asked of the L2 before the wait (follow_predecessor)
-  bool full_occupancy = false;  // the grid path: every block that fits, not kGridBlocksPerSm an SM
 };
 
 template <class T, Op op, class Sum>
@@ -447,8 +441,6 @@ void run_fast(const T* in, std::size_t n, Acc<T>* out, Config config, ExecContex
   const auto small_kernel = fast_block_kernel<T, op, Sum, kBlock>;
   static PerDevice<Sm90> sm90([cluster_kernel](int device) { return read_sm90(device, cluster_kernel); });
   static PerDevice<int> resident([grid_kernel](int) { return device_resident_blocks(grid_kernel, kBlock); });
-  static PerDevice<int> grid_cap(
-      [grid_kernel](int) { return device_resident_blocks(grid_kernel, kBlock, 0, kGridBlocksPerSm); });
   const Sm90 s = sm90.get();
   const bool pdl = config.pdl && s.pdl;
   const bool prefetch = pdl && config.prefetch;
@@ -463,9 +455,8 @@ void run_fast(const T* in, std::size_t n, Acc<T>* out, Config config, ExecContex
     return;
   }
   const std::size_t per_block = static_cast<std::size_t>(kBlock) * kUnroll * kWidth<T>;
-  const int most = config.full_occupancy ? resident.get() : grid_cap.get();
-  const int grid =
-      static_cast<int>(std::max<std::size_t>(1, std::min<std::size_t>(most, (n + per_block - 1) / per_block)));
+  const int grid = static_cast<int>(
+      std::max<std::size_t>(1, std::min<std::size_t>(resident.get(), (n + per_block - 1) / per_block)));
   const bool slotted = kSlotted<Sum> && config.slots && s.pdl && static_cast<unsigned>(grid) <= kMaxSlots;
   if (s.max_cluster > 0 &&
       (config.path == Path::Cluster ||
@@ -514,8 +505,8 @@ KS_REDUCE_VARIANT({.info = {.name = "fast_compensated",
                                        "double); one cluster combining in distributed shared memory up to 256 KiB "
                                        "(sm_90)"},
                    .launch = fast_launch(true)});
-// Tuning variants: the rule's two paths forced at every n, the grid path's two handovers, the grid at full
-// occupancy, and the rule without programmatic dependent launch.
+// Tuning variants: the rule's two paths forced at every n, the grid path's two handovers, and the rule without
+// programmatic dependent launch.
 KS_REDUCE_VARIANT({.info = {.name = "fast_grid",
                             .summary = "fast, always the resident grid with the last-block combine (partials in tagged "
                                        "slots on sm_90)",
@@ -535,10 +526,6 @@ KS_REDUCE_VARIANT({.info = {.name = "fast_no_prefetch",
                                        "dependent launch's wait",
                             .tuning = true},
                    .launch = fast_launch(false, {.prefetch = false})});
-KS_REDUCE_VARIANT({.info = {.name = "fast_full_occupancy",
-                            .summary = "fast with as many grid blocks as fit on the GPU, not four an SM",
-                            .tuning = true},
-                   .launch = fast_launch(false, {.full_occupancy = true})});
 KS_REDUCE_VARIANT({.info = {.name = "fast_no_pdl",
                             .summary = "fast without programmatic dependent launch",
                             .tuning = true},

@@ -9,7 +9,6 @@
 #include "reduce/reduce.hpp"
 #include "reduce/warp.hpp"
 
-#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -126,14 +125,13 @@ void finish_partials(const A* partials, std::size_t count, A* out, cudaStream_t 
 }
 
 // Blocks of `block` threads that fit on the whole device at once for kernel k (resident blocks per SM times
-// the SM count), at most max_per_sm an SM where that is positive.
+// the SM count).
 template <class Kernel>
-int device_resident_blocks(Kernel k, int block, std::size_t dynamic_smem = 0, int max_per_sm = 0) {
+int device_resident_blocks(Kernel k, int block, std::size_t dynamic_smem = 0) {
   int dev = 0, sms = 0, per_sm = 0;
   CUDA_CHECK(cudaGetDevice(&dev));
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, block, dynamic_smem));
-  if (max_per_sm > 0) per_sm = std::min(per_sm, max_per_sm);
   return sms * (per_sm > 0 ? per_sm : 1);
 }
 

@@ -16,9 +16,9 @@
 namespace ks::reduce {
 namespace {
 
-// Lengths around the vector width, the per-thread unrolled step, the block's share, the grid's at one, four (the
-// rule's grid) and eight blocks an SM, the rule's one-block limits (1024 and 4096 vectors), the cluster path's
-// blocks (1024 threads, up to 16) and the rule's switch from the cluster path to the grid (256 KiB).
+// Lengths around the vector width, the per-thread unrolled step, the block's and the resident grid's share, the
+// rule's one-block limits (1024 and 4096 vectors), the cluster path's blocks (1024 threads, up to 16) and the
+// rule's switch from the cluster path to the grid (256 KiB).
 std::vector<std::size_t> boundary_lengths(DType t) {
   const std::size_t w = 16 / size_of(t);
   int dev = 0, sms = 0;
@@ -26,7 +26,7 @@ std::vector<std::size_t> boundary_lengths(DType t) {
   CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
   std::set<std::size_t> n;
   for (std::size_t base : {w, 4 * w, 256 * w, 1024 * w, 4096 * w, 16 * 1024 * w, 16 * 4096 * w, (std::size_t(256) << 10) / size_of(t),
-                           std::size_t(sms) * 1024 * w, std::size_t(sms) * 4 * 1024 * w, std::size_t(sms) * 8 * 1024 * w})
+                           std::size_t(sms) * 1024 * w, std::size_t(sms) * 8 * 1024 * w})
     for (std::size_t k : {base - 1, base, base + 1, 2 * base + 1})
       if (k >= 1) n.insert(k);
   for (std::size_t k = 1; k <= 2 * w + 1; ++k) n.insert(k);
@@ -83,7 +83,7 @@ TEST_P(FastReduce, HundredRunsAreBitwiseIdentical) {
 
 INSTANTIATE_TEST_SUITE_P(Variants, FastReduce,
                          ::testing::Combine(::testing::Values("fast", "fast_compensated", "fast_grid", "fast_grid_counted",
-                                                              "fast_cluster", "fast_full_occupancy"),
+                                                              "fast_cluster"),
                                             ::testing::ValuesIn(all_dtypes())),
                          [](const ::testing::TestParamInfo<std::tuple<std::string, DType>>& info) {
                            return std::get<0>(info.param) + "_" + to_string(std::get<1>(info.param));
