@@ -107,14 +107,16 @@ struct Config {
   std::vector<float> us;
 };
 
+// oversub: the grid is that many times what is resident at once (blocks then run in waves; with Chunked each
+// block's chunk is that much shorter), as CUB's even-share grid over-subscribes the GPU.
 template <class T, int U, int H, bool Chunked>
-Config make(const uint4* in, size_t nvec, T* out, int sms, int per_sm, int threads) {
+Config make(const uint4* in, size_t nvec, T* out, int sms, int per_sm, int threads, int oversub = 1) {
   auto k = sum<T, U, H, Chunked>;
   int occ = 0;
   CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&occ, k, threads, 0));
-  const int grid = sms * std::min(per_sm, occ);
+  const int grid = sms * std::min(per_sm, occ) * oversub;
   char name[160];
-  std::snprintf(name, sizeof name, "%4d x %4d, %d loads, %-7s %s", grid, threads, U, Chunked ? "chunked" : "strided",
+  std::snprintf(name, sizeof name, "%5d x %4d, %d loads, %-7s %s", grid, threads, U, Chunked ? "chunked" : "strided",
                 hint_name[H]);
   return {name, [=] { k<<<grid, threads>>>(in, nvec, out); }, {}};
 }
@@ -147,6 +149,9 @@ void run_size(const char* type, size_t n, void* buf, void* flush, int sms) {
   c.push_back(make<T, 4, Nc, false>(v, nvec, out, sms, 4, 256));
   c.push_back(make<T, 4, Streaming, false>(v, nvec, out, sms, 4, 256));
   c.push_back(make<T, 4, EvictFirst, true>(v, nvec, out, sms, 4, 256));
+  // CUB-like: contiguous chunks over an over-subscribed grid (2, 5 and 20 times the resident blocks).
+  for (int over : {2, 5, 20}) c.push_back(make<T, 4, Plain, true>(v, nvec, out, sms, 4, 256, over));
+  for (int over : {2, 5}) c.push_back(make<T, 4, Plain, false>(v, nvec, out, sms, 4, 256, over));
 
   cudaEvent_t a, b;
   CHECK(cudaEventCreate(&a));
