@@ -20,7 +20,6 @@ struct ViolationTime {
   unsigned long long violation_time;
 };
 using ViolationFn = int (*)(Device, int, ViolationTime*);
-using EnergyFn = int (*)(Device, unsigned long long*);
 constexpr int kClockGraphics = 0, kClockSm = 1, kClockMem = 2, kTemperatureGpu = 0;
 constexpr int kPolicyPower = 0, kPolicyThermal = 1;
 
@@ -50,7 +49,6 @@ struct Nvml::Api {
   PowerFn power = nullptr;
   ReasonsFn reasons = nullptr;
   ViolationFn violation = nullptr;
-  EnergyFn energy = nullptr;
   Device device = nullptr;
 };
 
@@ -69,7 +67,6 @@ Nvml::Nvml(const std::string& pci_bus_id) {
                      symbol<PowerFn>(lib, "nvmlDeviceGetPowerUsage"),
                      symbol<ReasonsFn>(lib, "nvmlDeviceGetCurrentClocksEventReasons"),
                      symbol<ViolationFn>(lib, "nvmlDeviceGetViolationStatus"),
-                     symbol<EnergyFn>(lib, "nvmlDeviceGetTotalEnergyConsumption"),
                      nullptr};
   if (!api->reasons) api->reasons = symbol<ReasonsFn>(lib, "nvmlDeviceGetCurrentClocksThrottleReasons");
   if (!init || !api->shutdown || !handle || !api->clock) {
@@ -113,13 +110,7 @@ GpuState Nvml::read() const {
                        api_->violation(d, kPolicyThermal, &thermal) == 0;
   s.power_violation_ns = power.violation_time;
   s.thermal_violation_ns = thermal.violation_time;
-  s.energy_known = api_->energy && api_->energy(d, &s.energy_mj) == 0;
   return s;
-}
-
-double average_power_w(const GpuState& before, const GpuState& after, double seconds) {
-  if (!before.energy_known || !after.energy_known || after.energy_mj < before.energy_mj || !(seconds > 0)) return 0;
-  return static_cast<double>(after.energy_mj - before.energy_mj) / 1e3 / seconds;
 }
 
 std::string slowdown_reasons(unsigned long long reasons) {

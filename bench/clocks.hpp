@@ -1,4 +1,4 @@
-// The GPU's clocks, temperature, power, energy and throttling, read through NVML (the driver's management library)
+// The GPU's clocks, temperature, power and throttling, read through NVML (the driver's management library)
 // opened at run time, so kbench starts on machines without a driver and builds without nvml.h. Read at the
 // start of a run and before and after every row: a row during which the GPU throttled is flagged.
 #pragma once
@@ -18,15 +18,7 @@ struct GpuState {
   // loaded (ns); where NVML does not report it, violations_known is false.
   bool violations_known = false;
   unsigned long long power_violation_ns = 0, thermal_violation_ns = 0;
-  // Energy the GPU has used since the driver loaded (mJ; NVML's counter, Volta and later); energy_known false
-  // where NVML does not report it.
-  bool energy_known = false;
-  unsigned long long energy_mj = 0;
 };
-
-// The GPU's average power (W) between two reads `seconds` apart, from the energy counter; 0 where either read
-// lacks it, the counter went back (a driver reload) or no time passed.
-double average_power_w(const GpuState& before, const GpuState& after, double seconds);
 
 // What happened between two reads around a row.
 struct Throttle {

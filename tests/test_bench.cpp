@@ -1,6 +1,5 @@
 #include "bench/ceilings.hpp"
 #include "bench/cli.hpp"
-#include "bench/clocks.hpp"
 #include "bench/host_timing.hpp"
 #include "bench/kbench/plan.hpp"
 #include "bench/kbench/results.hpp"
@@ -112,29 +111,12 @@ std::vector<RowResult> sample_rows() {
   }
   rows[1].throttled = true;
   rows[1].throttle = "sw power cap";
-  rows[1].power_w_while_timed = 650;
   RowResult skipped;
   skipped.name = "gemm/warp_tiled/device/4096x4096x4096";
   skipped.status = "skipped";
   skipped.error = "skipped: needs compute capability 80";
   rows.push_back(skipped);
   return rows;
-}
-
-// The average power between two NVML reads comes from the energy counter alone, and only where both reads have
-// it, the counter did not go back (a driver reload) and time passed.
-TEST(Clocks, AveragePowerFromTheEnergyCounter) {
-  GpuState before, after;
-  before.energy_known = after.energy_known = true;
-  before.energy_mj = 1'000'000;
-  after.energy_mj = 1'350'000;  // 350 J
-  EXPECT_DOUBLE_EQ(average_power_w(before, after, 0.5), 700.0);
-  EXPECT_EQ(average_power_w(before, after, 0.0), 0.0);
-  EXPECT_EQ(average_power_w(after, before, 0.5), 0.0);
-  GpuState unknown = after;
-  unknown.energy_known = false;
-  EXPECT_EQ(average_power_w(before, unknown, 0.5), 0.0);
-  EXPECT_EQ(average_power_w(unknown, after, 0.5), 0.0);
 }
 
 TEST(RenderTable, MarkdownConsoleAndCsv) {
@@ -182,8 +164,7 @@ TEST(ResultsFile, WritesTheSchemaForThePythonTools) {
                            "\"family\": \"gemm\"", "\"variant\": \"dmma\"", "\"M\": 4096", "\"rate_unit\": \"TFLOP/s\"",
                            "\"rate\": 57.200000000000003", "\"vs_anchor\": 0.93799999999999994", "\"n\": 1048576",
                            "\"dtype\": \"double\"", "\"throttled\": true", "\"status\": \"skipped\"",
-                           "\"noise_met\": true", "\"repetitions\": 3", "\"power_w_while_timed\": 650",
-                           "\"energy_mj_per_launch\": 1561.95"})
+                           "\"noise_met\": true", "\"repetitions\": 3"})
     EXPECT_NE(json.find(want), std::string::npos) << want << "\n" << json.substr(0, 3000);
   for (const auto& e : std::filesystem::directory_iterator(std::filesystem::path(path).parent_path()))
     EXPECT_EQ(e.path().filename().string().find(".results-v2-sample.json."), std::string::npos) << e.path();

@@ -68,10 +68,6 @@ void write_results(std::ostream& os, const RunContext& c, const std::vector<RowR
           .value("sm_clock_after_mhz", static_cast<int>(r.sm_clock_after_mhz));
     if (r.status == "ok" || r.status == "failed") w.value("throttled", r.throttled);
     if (r.throttled) w.value("throttle", r.throttle);
-    // The power while timed, and that power over one launch's median: an estimate of a launch's energy.
-    if (r.ok() && r.power_w_while_timed > 0)
-      w.value("power_w_while_timed", r.power_w_while_timed)
-          .value("energy_mj_per_launch", r.power_w_while_timed * r.timing.median_ms);
     w.end_object();
   }
   w.end_array().end_object();

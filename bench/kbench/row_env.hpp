@@ -5,7 +5,6 @@
 #pragma once
 
 #include "bench/ceilings.hpp"
-#include "bench/clocks.hpp"
 #include "bench/kbench/plan.hpp"
 #include "bench/kbench/row_result.hpp"
 #include "common/device_info.hpp"
@@ -28,15 +27,6 @@ class RowEnv {
   ExecContext ctx{stream.get()};
   L2Flusher flusher;
   Ceilings ceilings;
-  // The session's NVML, read around each timing (none: nothing read). What the GPU used meanwhile, summed over
-  // the row's timings (warm-up, flushes and the blocking kernel included); the session resets it for each row.
-  const Nvml* nvml = nullptr;
-  struct TimedEnergy {
-    double joules = 0, seconds = 0;
-    int timings = 0;
-    bool known = true;  // every timing had the energy counter before and after
-  };
-  mutable TimedEnergy timed_energy;
 
   // Times `work` with the run's timing options; at most `max_repetitions` samples.
   TimingStats time(const StreamWork& work, int max_repetitions = INT_MAX) const;

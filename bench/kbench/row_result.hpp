@@ -40,8 +40,6 @@ struct RowResult {
   unsigned sm_clock_before_mhz = 0, sm_clock_after_mhz = 0;
   bool throttled = false;
   std::string throttle;
-  // The GPU's average power while the row was timed (W, NVML's energy counter over the timings); 0: not known.
-  double power_w_while_timed = 0;
   bool ok() const { return status == "ok"; }
 };
 

@@ -7,7 +7,6 @@
 #endif
 
 #include <algorithm>
-#include <chrono>
 #include <csignal>
 #include <cstdio>
 
@@ -56,22 +55,7 @@ TimingStats RowEnv::time(const StreamWork& work, int max_repetitions) const {
   TimingOptions t = plan.timing;
   t.max_repetitions = std::max(1, std::min(t.max_repetitions, max_repetitions));
   t.min_repetitions = std::min(t.min_repetitions, t.max_repetitions);
-  const GpuState before = nvml ? nvml->read() : GpuState{};
-  const auto start = std::chrono::steady_clock::now();
-  TimingStats stats = time_on_stream(stream.get(), t, work);  // returns once the last sample has finished
-  if (nvml) {
-    const GpuState after = nvml->read();
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    ++timed_energy.timings;
-    const double watts = average_power_w(before, after, seconds);
-    if (watts > 0) {
-      timed_energy.joules += watts * seconds;
-      timed_energy.seconds += seconds;
-    } else {
-      timed_energy.known = false;
-    }
-  }
-  return stats;
+  return time_on_stream(stream.get(), t, work);
 }
 
 void RowEnv::report(RowResult& r, const TimingStats& t, const std::string& unit, double rate_numerator,
@@ -94,9 +78,7 @@ void RowEnv::skip(RowResult& r, const std::string& why) {
 }
 
 Session::Session(const Plan& p, const DeviceFacts& d, bool progress)
-    : env(p, d), nvml(d.pci_bus_id), progress_(progress) {
-  env.nvml = &nvml;
-}
+    : env(p, d), nvml(d.pci_bus_id), progress_(progress) {}
 
 bool Session::failed() const {
   return std::any_of(results_.begin(), results_.end(), [](const RowResult& r) { return r.status == "failed"; });
@@ -136,7 +118,6 @@ void Session::run_row(const Row& row) {
     r.error = "not run: " + stopped_;
   } else {
     const GpuState before = nvml.read();
-    env.timed_energy = {};
     measure(row, r);
     relate_to_anchor(r);
     if (stopped_.empty()) {
@@ -146,8 +127,6 @@ void Session::run_row(const Row& row) {
       const Throttle t = throttle_between(before, after);
       r.throttled = t.throttled;
       r.throttle = t.why;
-      const RowEnv::TimedEnergy& e = env.timed_energy;
-      if (e.timings > 0 && e.known && e.seconds > 0) r.power_w_while_timed = e.joules / e.seconds;
     }
   }
   results_.push_back(std::move(r));
