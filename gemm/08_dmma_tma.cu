@@ -72,7 +72,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <array>
 #include <string>
 #include <type_traits>
@@ -541,8 +540,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       const stream_k::Unit w = plan.unit(v, share, u);
       int tm, tn;
       grouped_tile(w.tile, tiles_m, tiles_n, tm, tn);
-      for (int kp = w.kb; kp < w.ke; ++kp) {
-        const int kt = plan.k_tile(share, w.kb, kp);      // the stored operands' k-tile at this position
+      for (int kt = w.kb; kt < w.ke; ++kt) {
         bar_wait(smem_addr(&empty[stage]), phase ^ 1);  // the consumers have read this stage's last k-tile
         const uint32_t bar = smem_addr(&full[stage]);
         bar_arrive_expect(bar, T::kStageBytes);         // zero-filled parts of edge boxes count too
@@ -773,17 +771,14 @@ stream_k::Plan plan_for(const GemmArgs& a, const Readiness& r, bool shared) {
   const int slots = r.sm_count * r.blocks_per_sm;
   const double cost = stream_k::kPartialCost * 32 / T::BK;
   // Split-K in clusters needs the whole grid resident in clusters at once.
-  stream_k::Plan p = stream_k::plan(tiles, ceil_div(a.K, T::BK), slots, cost, shared, r.clusters * stream_k::kClusterSize);
-  if (const char* e = std::getenv("KS_SPLIT_INTERLEAVE")) p = stream_k::interleaved(p, std::atoi(e));  // EXPERIMENT
-  return p;
+  return stream_k::plan(tiles, ceil_div(a.K, T::BK), slots, cost, shared, r.clusters * stream_k::kClusterSize);
 }
 
 std::string describe(const stream_k::Plan& p) {
   if (p.sk_blocks == 0) return std::to_string(p.tiles) + " whole tiles on " + std::to_string(p.grid) + " blocks";
   if (p.splits() > 0)
     return std::to_string(p.tiles) + " tiles, K split " + std::to_string(p.splits()) + " ways" +
-           (p.cluster > 0 ? " in clusters of " + std::to_string(p.cluster) : "") +
-           (p.interleave > 0 ? ", interleaved in runs of " + std::to_string(p.interleave) + " k-tiles" : "");
+           (p.cluster > 0 ? " in clusters of " + std::to_string(p.cluster) : "");
   return "stream-K: " + std::to_string(p.dp_tiles) + " whole tiles, " + std::to_string(p.tiles - p.dp_tiles) +
          " shared by " + std::to_string(p.sk_blocks) + " blocks";
 }

@@ -63,10 +63,6 @@ inline constexpr int kMaxSplits = 64;
 // per cluster). Measured and modelled in docs/gemm-notes.md, step 35.
 inline constexpr int kClusterSize = 4;
 
-// Split-K's shares take turns along K in runs of this many k-tiles (Plan::k_tile); measured in docs/gemm-notes.md,
-// step 49.
-inline constexpr int kSplitInterleave = 1;
-
 // Fenwick-tree helpers for split-K: the lowest set bit of i (i >= 1).
 KS_SK_HD inline int lowbit(int i) { return i & -i; }
 
@@ -77,7 +73,6 @@ struct Plan {
   int grid = 0;            // blocks launched
   int sk_blocks = 0;       // blocks [0, sk_blocks) share the k-tiles of tiles [dp_tiles, tiles); 0: none
   int cluster = 0;         // split-K in clusters of this many blocks (kClusterSize); 0: the Fenwick tree
-  int interleave = 0;      // split-K: the shares take turns in runs of this many k-tiles (k_tile()); 0: contiguous
 
   KS_SK_HD long long sk_iters() const { return (tiles - dp_tiles) * k_tiles; }
   // The deepest block's share of the stream-K k-tiles (shares differ by at most one).
@@ -88,17 +83,8 @@ struct Plan {
   // aligned to the tiles: block v takes share v % S of tile v / S.
   KS_SK_HD long long begin(int v) const {
     const int s = splits();
-    if (s > 0) return static_cast<long long>(v / s) * k_tiles + split_begin(v % s, s);
+    if (s > 0) return static_cast<long long>(v / s) * k_tiles + static_cast<long long>(k_tiles) * (v % s) / s;
     return sk_iters() * v / sk_blocks;
-  }
-  // Split-K: where share i of S starts among the tile's k-tile positions. Contiguous: k_tiles i / S. Interleaved in
-  // runs of g: the tile's ceil(k_tiles / g) runs dealt out in turn (share i takes runs i, i + S, ...), a share's
-  // positions its runs in order; every run is g deep but the tile's last.
-  KS_SK_HD long long split_begin(int i, int s) const {
-    if (interleave == 0) return static_cast<long long>(k_tiles) * i / s;
-    const int g = interleave, runs = (k_tiles + g - 1) / g, last = runs - 1;
-    const long long before = static_cast<long long>(i) * (runs / s) + (i < runs % s ? i : runs % s);  // runs < i's
-    return before * g - (last % s < i ? static_cast<long long>(runs) * g - k_tiles : 0);
   }
 
   // What block v needs to walk its units without a division (the kernel computes it once per block, before
@@ -136,15 +122,6 @@ struct Plan {
     const int ke = static_cast<int>((s.hi < first + k_tiles ? s.hi : first + k_tiles) - first);
     const Piece p = ke < k_tiles ? Piece::Partial : kb > 0 ? Piece::Owner : Piece::Whole;
     return {dp_tiles + t, kb, ke, p, t};
-  }
-  // The k-tile of the stored operands that position kt of unit [kb, ke) of share s loads: kt itself unless split-K
-  // is interleaved. Interleaved, the S blocks of a tile read neighbouring k-tiles at about the same time instead of
-  // S regions k_tiles / S apart (a grid that strides through an array reads it faster from DRAM than one whose
-  // blocks read one chunk each: docs/reduce-notes.md's read-ceiling probe; docs/gemm-notes.md, step 49).
-  KS_SK_HD int k_tile(const Share& s, int kb, int kt) const {
-    if (s.splits == 0 || interleave == 0) return kt;
-    const int l = kt - kb, g = interleave;
-    return ((s.split - 1) + (l / g) * s.splits) * g + l % g;
   }
   // The lower blocks whose partials block v adds to its piece of stream-K tile t before it writes its own partial
   // or (the owner) stores C, in the order it adds them: f(o) for each block o. Shared waves: the block below, where
@@ -220,13 +197,6 @@ inline bool cluster_fills(long long tiles, long long splits, int slots) {
   return tiles * splits * 16 >= most * 15;
 }
 
-// `p` with split-K's shares interleaved in runs of g k-tiles where every share then holds at least one whole run
-// (otherwise, and without split-K, contiguous).
-inline Plan interleaved(Plan p, int g) {
-  p.interleave = p.splits() > 0 && g > 0 && p.k_tiles >= static_cast<long long>(p.splits()) * g ? g : 0;
-  return p;
-}
-
 // The schedule for `tiles` tiles of `k_tiles` each on `slots` resident blocks: stream-K where its predicted
 // time (partials at `partial_cost` k-tiles each) beats whole tiles; `enabled` false: whole tiles only
 // (grid = min(tiles, slots)). Split-K a multiple of kClusterSize ways on at most `cluster_slots` blocks may
@@ -269,7 +239,7 @@ inline Plan plan(long long tiles, int k_tiles, int slots, double partial_cost = 
       consider(p);
     }
   }
-  return interleaved(best, kSplitInterleave);
+  return best;
 }
 
 }  // namespace ks::gemm::stream_k

@@ -21,106 +21,68 @@ namespace {
 // once; at most one partial piece per block, walked first; every partial taken exactly once, by a higher ticket of
 // the same tile, after that block's own sources (the Fenwick tree of split-K, or the block below in the shared
 // waves), so that each tile's owner stores the sum of every k-tile exactly once; shares within one k-tile of each
-// other (split-K in runs of g k-tiles: within g, none empty); the grid within the resident slots; with split-K, a
-// block's share inside one tile. A unit's k-tiles are positions [kb, ke); the stored k-tile each loads is
-// Plan::k_tile's (interleaved split-K deals the tile's runs out to the shares in turn).
+// other; the grid within the resident slots; with split-K, a block's share inside one tile.
 TEST(StreamK, EveryKTileOnceAndEveryPartialSummedOnce) {
   namespace sk = stream_k;
   for (long long tiles : {1LL, 2LL, 3LL, 8LL, 64LL, 131LL, 132LL, 133LL, 256LL, 512LL, 576LL, 1024LL, 1089LL, 4096LL})
     for (int k_tiles : {0, 1, 3, 4, 7, 32, 94, 128, 255, 1025, 2049})
-      for (int slots : {1, 2, 132, 264})
-        for (int g : {-1, 0, 1, 2, 3, 4}) {  // split-K's runs: the default (-1), contiguous (0) or g k-tiles
-          sk::Plan p = sk::plan(tiles, k_tiles, slots, 0.0);  // free partials: stream-K wherever it can
-          if (g >= 0 && p.splits() == 0) continue;            // the runs are split-K's only
-          if (g >= 0) p = sk::interleaved(p, g);
-          const std::string at = std::to_string(tiles) + " tiles, " + std::to_string(k_tiles) + " k-tiles, " +
-                                 std::to_string(slots) + " slots, runs " + std::to_string(p.interleave);
-          ASSERT_GE(p.grid, 1) << at;
-          ASSERT_LE(p.grid, slots) << at;
-          ASSERT_LE(p.sk_blocks, p.grid) << at;
-          ASSERT_LE(p.splits(), sk::kMaxSplits) << at;
-          std::vector<std::vector<int>> covered(tiles, std::vector<int>(k_tiles, 0));
-          // Per block, its partial: the tile and how often each of the tile's k-tiles is summed in it.
-          std::map<int, std::pair<long long, std::vector<int>>> partial_of;
-          std::set<int> taken;
-          long long least = -1, most = 0;
-          for (int v = 0; v < p.grid; ++v) {
-            int partials = 0;
-            const sk::Plan::Share sh = p.share(v);
-            if (p.splits() > 0) {
-              EXPECT_EQ(sh.units, 1) << at << ": block " << v << " touches one tile";
-            }
-            for (long long u = 0; u < sh.units; ++u) {
-              const sk::Unit w = p.unit(v, sh, u);
-              ASSERT_TRUE(w.tile >= 0 && w.tile < tiles && 0 <= w.kb && w.ke <= k_tiles &&
-                          (w.kb < w.ke || (k_tiles == 0 && w.kb == 0 && w.ke == 0)))
-                  << at << ": block " << v << " unit " << u;
-              std::vector<int> sum(k_tiles, 0);
-              for (int kp = w.kb; kp < w.ke; ++kp) {  // positions, and the stored k-tile each loads
-                const int k = p.k_tile(sh, w.kb, kp);
-                ASSERT_TRUE(k >= 0 && k < k_tiles) << at << ": block " << v << " position " << kp << " loads " << k;
-                ++covered[w.tile][k], ++sum[k];
-              }
-              if (w.piece == sk::Piece::Whole) {
-                EXPECT_TRUE(w.kb == 0 && w.ke == k_tiles) << at;
-                continue;
-              }
-              p.for_each_source(v, sh, w.sk_tile, [&](int o) {
-                ASSERT_TRUE(o >= 0 && o < v) << at << ": block " << v << " takes block " << o;
-                ASSERT_EQ(partial_of.count(o), 1u) << at << ": block " << v << " takes block " << o << ", no partial";
-                EXPECT_EQ(partial_of[o].first, w.tile) << at << ": block " << v << " takes block " << o;
-                EXPECT_TRUE(taken.insert(o).second) << at << ": block " << o << "'s partial taken twice";
-                for (int k = 0; k < k_tiles; ++k) sum[k] += partial_of[o].second[k];
-              });
-              if (w.piece == sk::Piece::Partial) {
-                ++partials;
-                EXPECT_EQ(u, sh.dp) << at << ": a partial is its block's first stream-K piece";
-                partial_of[v] = {w.tile, sum};
-              } else {  // the owner stores the tile: every k-tile once
-                for (int k = 0; k < k_tiles; ++k) ASSERT_EQ(sum[k], 1) << at << ": tile " << w.tile << " k-tile " << k;
-              }
-            }
-            EXPECT_LE(partials, 1) << at << ": block " << v;
-            if (v < p.sk_blocks) {
-              const long long share = p.begin(v + 1) - p.begin(v);
-              least = least < 0 ? share : std::min(least, share);
-              most = std::max(most, share);
-            }
-          }
-          EXPECT_LE(most - std::max(0LL, least), std::max(1, p.interleave)) << at;
+      for (int slots : {1, 2, 132, 264}) {
+        const sk::Plan p = sk::plan(tiles, k_tiles, slots, 0.0);  // free partials: stream-K wherever it can
+        const std::string at = std::to_string(tiles) + " tiles, " + std::to_string(k_tiles) + " k-tiles, " +
+                               std::to_string(slots) + " slots";
+        ASSERT_GE(p.grid, 1) << at;
+        ASSERT_LE(p.grid, slots) << at;
+        ASSERT_LE(p.sk_blocks, p.grid) << at;
+        ASSERT_LE(p.splits(), sk::kMaxSplits) << at;
+        std::vector<std::vector<int>> covered(tiles, std::vector<int>(k_tiles, 0));
+        // Per block, its partial: the tile and how often each of the tile's k-tiles is summed in it.
+        std::map<int, std::pair<long long, std::vector<int>>> partial_of;
+        std::set<int> taken;
+        long long least = -1, most = 0;
+        for (int v = 0; v < p.grid; ++v) {
+          int partials = 0;
+          const sk::Plan::Share sh = p.share(v);
           if (p.splits() > 0) {
-            EXPECT_GE(least, 1) << at << ": every share holds a k-tile";
+            EXPECT_EQ(sh.units, 1) << at << ": block " << v << " touches one tile";
           }
-          EXPECT_EQ(taken.size(), partial_of.size()) << at << ": every partial is taken";
-          for (long long t = 0; t < tiles; ++t)
-            for (int k = 0; k < k_tiles; ++k) ASSERT_EQ(covered[t][k], 1) << at << ": tile " << t << " k-tile " << k;
+          for (long long u = 0; u < sh.units; ++u) {
+            const sk::Unit w = p.unit(v, sh, u);
+            ASSERT_TRUE(w.tile >= 0 && w.tile < tiles && 0 <= w.kb && w.ke <= k_tiles &&
+                        (w.kb < w.ke || (k_tiles == 0 && w.kb == 0 && w.ke == 0)))
+                << at << ": block " << v << " unit " << u;
+            std::vector<int> sum(k_tiles, 0);
+            for (int k = w.kb; k < w.ke; ++k) ++covered[w.tile][k], ++sum[k];
+            if (w.piece == sk::Piece::Whole) {
+              EXPECT_TRUE(w.kb == 0 && w.ke == k_tiles) << at;
+              continue;
+            }
+            p.for_each_source(v, sh, w.sk_tile, [&](int o) {
+              ASSERT_TRUE(o >= 0 && o < v) << at << ": block " << v << " takes block " << o;
+              ASSERT_EQ(partial_of.count(o), 1u) << at << ": block " << v << " takes block " << o << ", no partial";
+              EXPECT_EQ(partial_of[o].first, w.tile) << at << ": block " << v << " takes block " << o;
+              EXPECT_TRUE(taken.insert(o).second) << at << ": block " << o << "'s partial taken twice";
+              for (int k = 0; k < k_tiles; ++k) sum[k] += partial_of[o].second[k];
+            });
+            if (w.piece == sk::Piece::Partial) {
+              ++partials;
+              EXPECT_EQ(u, sh.dp) << at << ": a partial is its block's first stream-K piece";
+              partial_of[v] = {w.tile, sum};
+            } else {  // the owner stores the tile: every k-tile once
+              for (int k = 0; k < k_tiles; ++k) ASSERT_EQ(sum[k], 1) << at << ": tile " << w.tile << " k-tile " << k;
+            }
+          }
+          EXPECT_LE(partials, 1) << at << ": block " << v;
+          if (v < p.sk_blocks) {
+            const long long share = p.begin(v + 1) - p.begin(v);
+            least = least < 0 ? share : std::min(least, share);
+            most = std::max(most, share);
+          }
         }
-}
-
-// Interleaved split-K: at the same position, the S shares of a tile load S neighbouring runs; a share's runs are S
-// runs apart; the tile's last, shorter run is the last position of the share it falls to.
-TEST(StreamK, InterleavedSharesLoadNeighbouringRuns) {
-  namespace sk = stream_k;
-  const sk::Plan p = sk::interleaved(sk::plan(1, 4001, 132), 2);  // 64 ways; 2001 runs, the last one k-tile deep
-  ASSERT_EQ(p.splits(), 64);
-  ASSERT_EQ(p.interleave, 2);
-  for (int v = 0; v < p.grid; ++v) {
-    const sk::Plan::Share sh = p.share(v);
-    const sk::Unit w = p.unit(v, sh, 0);
-    const int n = w.ke - w.kb;
-    EXPECT_EQ(p.k_tile(sh, w.kb, w.kb), 2 * v) << "block " << v;
-    EXPECT_EQ(p.k_tile(sh, w.kb, w.kb + 1), 2 * v + 1) << "block " << v;
-    EXPECT_EQ(p.k_tile(sh, w.kb, w.kb + 2), 2 * v + 128) << "block " << v;
-    // 2001 runs: shares 0 .. 16 take 32 runs, the others 31; run 2000 (k-tile 4000 alone) is share 16's last.
-    EXPECT_EQ(n, v < 16 ? 64 : v == 16 ? 63 : 62) << "block " << v;
-    if (v == 16) {
-      EXPECT_EQ(p.k_tile(sh, w.kb, w.ke - 1), 4000);
-    }
-  }
-  // Too few k-tiles for a whole run a share, or no split-K: contiguous.
-  EXPECT_EQ(sk::interleaved(sk::plan(1, 12, 132), 8).interleave, 0);
-  EXPECT_EQ(sk::interleaved(sk::plan(576, 94, 132), 1).interleave, 0);
-  EXPECT_EQ(sk::plan(1, 4000, 132).interleave, sk::kSplitInterleave);
+        EXPECT_LE(most - std::max(0LL, least), 1) << at;
+        EXPECT_EQ(taken.size(), partial_of.size()) << at << ": every partial is taken";
+        for (long long t = 0; t < tiles; ++t)
+          for (int k = 0; k < k_tiles; ++k) ASSERT_EQ(covered[t][k], 1) << at << ": tile " << t << " k-tile " << k;
+      }
 }
 
 // Split-K's combine in a Fenwick tree: the owner's longest chain of partial reads, against the tree walked by hand.
