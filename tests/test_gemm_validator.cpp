@@ -192,6 +192,11 @@ TEST(GemmProblemTest, TransposedOperandsAndTheirReference) {
     Eigen::MatrixXd wrong = c;
     wrong(3, 2) = c(3, 2) + 1e-6 * (1 + std::abs(c(3, 2)));
     EXPECT_FALSE(validate(p, wrong).ok);
+    // and by the sampled check (op(A)'s rows and op(B)'s columns read as each op stores them): with 25 samples an
+    // element, a miss has probability e^-25.
+    const GemmCheck sampled = validate_sampled(p, wrong.data(), 25 * 7 * 5);
+    EXPECT_FALSE(sampled.ok);
+    EXPECT_NE(sampled.report.find("C(3, 2)"), std::string::npos) << sampled.report;
   }
 }
 

@@ -221,15 +221,67 @@ GemmCheck validate_sampled(const GemmProblem& p, const double* C, int samples) {
   std::uniform_int_distribution<int> row(0, s.M - 1), col(0, s.N - 1);
   while (static_cast<int>(at.size()) < samples) at.push_back({row(rng), col(rng)});
   const long double eps = std::numeric_limits<double>::epsilon();
-  int shown = 0;
-  for (const auto& [i, j] : at) {
-    long double dot = 0, mag = 0;
-    if (p.alpha != 0.0)
-      for (int k = 0; k < s.K; ++k) {
-        const long double a = p.op_a(i, k), b = p.op_b(k, j);
-        dot += a * b;
-        mag += std::fabs(a * b);
+  // The dot products, on every core, in runs of samples that share a row of op(A) or a column of op(B). A row of A
+  // as stored (op(A) = A) or a column of B^T is K loads one leading dimension apart, a cache line each: such an
+  // operand is gathered into a contiguous copy once per run where the runs follow it (by rows where op(B) is read
+  // where it lies or M <= N), else once per sample. Read in place, 4096 samples of 128 x 128 x 262144 take 23 s on
+  // two cores, most of it waiting on memory; gathered, 1.2 s. Each sum runs k = 0 .. K - 1 in long double, so the
+  // result does not depend on the threads.
+  std::vector<long double> dots(at.size(), 0), mags(at.size(), 0);
+  const bool a_strided = s.transa == Op::N, b_strided = s.transb == Op::T;
+  const bool by_row = !b_strided || (a_strided && s.M <= s.N);
+  auto key = [&](std::size_t e) { return by_row ? at[e].first : at[e].second; };
+  std::vector<std::size_t> order(at.size());
+  for (std::size_t e = 0; e < order.size(); ++e) order[e] = e;
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t x, std::size_t y) { return key(x) < key(y); });
+  std::vector<std::size_t> runs;  // the first sample (in `order`) of each run, then the end
+  for (std::size_t e = 0; e < order.size(); ++e)
+    if (e == 0 || key(order[e]) != key(order[e - 1])) runs.push_back(e);
+  runs.push_back(order.size());
+  constexpr int kGatherMaxK = 1 << 22;  // longer rows are read where they lie (a gather buffer per thread of K doubles)
+  const bool gather = s.K <= kGatherMaxK;
+  const long long run_count = static_cast<long long>(runs.size()) - 1;
+  if (p.alpha != 0.0) {
+#pragma omp parallel
+    {
+      std::vector<double> a_row(gather && a_strided ? s.K : 0), b_col(gather && b_strided ? s.K : 0);
+      // op(A)'s row i and op(B)'s column j as contiguous K doubles (gathered where strided); null: read in place.
+      auto row_of_a = [&](int i) -> const double* {
+        if (!gather) return nullptr;
+        if (!a_strided) return p.A.data() + static_cast<std::size_t>(i) * p.A.rows();
+        for (int k = 0; k < s.K; ++k) a_row[k] = p.A(i, k);
+        return a_row.data();
+      };
+      auto column_of_b = [&](int j) -> const double* {
+        if (!gather) return nullptr;
+        if (!b_strided) return p.B.data() + static_cast<std::size_t>(j) * p.B.rows();
+        for (int k = 0; k < s.K; ++k) b_col[k] = p.B(j, k);
+        return b_col.data();
+      };
+#pragma omp for schedule(dynamic)
+      for (long long g = 0; g < run_count; ++g) {
+        const auto [i0, j0] = at[order[runs[g]]];
+        const double* fixed = by_row ? row_of_a(i0) : column_of_b(j0);  // the run's shared operand
+        for (std::size_t e = runs[g]; e < runs[g + 1]; ++e) {
+          const auto [i, j] = at[order[e]];
+          const double* a = by_row ? fixed : row_of_a(i);
+          const double* b = by_row ? column_of_b(j) : fixed;
+          long double dot = 0, mag = 0;
+          for (int k = 0; k < s.K; ++k) {
+            const long double x = a ? a[k] : p.op_a(i, k), y = b ? b[k] : p.op_b(k, j);
+            dot += x * y;
+            mag += std::fabs(x * y);
+          }
+          dots[order[e]] = dot;
+          mags[order[e]] = mag;
+        }
       }
+    }
+  }
+  int shown = 0;
+  for (std::size_t e = 0; e < at.size(); ++e) {
+    const auto [i, j] = at[e];
+    const long double dot = dots[e], mag = mags[e];
     long double want = static_cast<long double>(p.alpha) * dot, scale = std::fabs(static_cast<long double>(p.alpha)) * mag;
     if (p.beta != 0.0) {
       want += static_cast<long double>(p.beta) * p.C0(i, j);
