@@ -72,7 +72,6 @@
 
 #include <algorithm>
 #include <cstdint>
-#include <cstdlib>
 #include <array>
 #include <string>
 #include <type_traits>
@@ -772,19 +771,7 @@ stream_k::Plan plan_for(const GemmArgs& a, const Readiness& r, bool shared) {
   const int slots = r.sm_count * r.blocks_per_sm;
   const double cost = stream_k::kPartialCost * 32 / T::BK;
   // Split-K in clusters needs the whole grid resident in clusters at once.
-  stream_k::Plan p = stream_k::plan(tiles, ceil_div(a.K, T::BK), slots, cost, shared, r.clusters * stream_k::kClusterSize);
-  if (const char* e = std::getenv("KS_FORCE_BLOCKS")) {  // EXPERIMENT: split-K on this many blocks, tree or clusters
-    const int S = static_cast<int>(std::atoi(e) / tiles);
-    const bool in_clusters = std::getenv("KS_FORCE_CLUSTERS") != nullptr;
-    if (S > 1 && tiles * S <= (in_clusters ? r.clusters * stream_k::kClusterSize : slots) && S * 4 <= p.k_tiles &&
-        (!in_clusters || S % stream_k::kClusterSize == 0)) {
-      p.dp_tiles = 0;
-      p.sk_blocks = static_cast<int>(tiles * S);
-      p.grid = p.sk_blocks;
-      p.cluster = in_clusters ? stream_k::kClusterSize : 0;
-    }
-  }
-  return p;
+  return stream_k::plan(tiles, ceil_div(a.K, T::BK), slots, cost, shared, r.clusters * stream_k::kClusterSize);
 }
 
 std::string describe(const stream_k::Plan& p) {
