@@ -192,9 +192,9 @@ TEST(GemmProblemTest, TransposedOperandsAndTheirReference) {
     Eigen::MatrixXd wrong = c;
     wrong(3, 2) = c(3, 2) + 1e-6 * (1 + std::abs(c(3, 2)));
     EXPECT_FALSE(validate(p, wrong).ok);
-    // and by the sampled check (op(A)'s rows and op(B)'s columns read as each op stores them): with 25 samples an
-    // element, a miss has probability e^-25.
-    const GemmCheck sampled = validate_sampled(p, wrong.data(), 25 * 7 * 5);
+    // and by the sampled check (op(A)'s rows and op(B)'s columns read as each op stores them), every element of C
+    // among its samples.
+    const GemmCheck sampled = validate_sampled(p, wrong.data(), 7 * 5);
     EXPECT_FALSE(sampled.ok);
     EXPECT_NE(sampled.report.find("C(3, 2)"), std::string::npos) << sampled.report;
   }
@@ -302,10 +302,13 @@ TEST(GemmValidator, SampledValidationCatchesWhatItSamples) {
   const GemmCheck corner = validate_sampled(p, c.data(), 4);
   EXPECT_FALSE(corner.ok);
   EXPECT_NE(corner.report.find("C(59, 39)"), std::string::npos) << corner.report;
-  // With 25 samples per element, any one broken element is found (a miss has probability e^-25).
+  // With as many samples as C has elements, each element is checked once: any one broken element is found, once.
   c = host_result(p);
   c(37, 11) = std::nan("");
-  EXPECT_FALSE(validate_sampled(p, c.data(), 25 * 60 * 40).ok);
+  const GemmCheck every = validate_sampled(p, c.data(), 60 * 40);
+  EXPECT_FALSE(every.ok);
+  EXPECT_EQ(every.bad, 1) << every.report;
+  EXPECT_NE(every.report.find("C(37, 11)"), std::string::npos) << every.report;
   // Written padding in a sampled column fails too.
   c = host_result(p);
   c(60, 0) = 1.0;

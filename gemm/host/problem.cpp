@@ -216,10 +216,16 @@ GemmCheck validate_sampled(const GemmProblem& p, const double* C, int samples) {
     r.ok = true;
     return r;
   }
-  std::vector<std::pair<int, int>> at{{0, 0}, {s.M - 1, 0}, {0, s.N - 1}, {s.M - 1, s.N - 1}};
-  std::mt19937_64 rng(p.seed ^ 0x5A17ED);
-  std::uniform_int_distribution<int> row(0, s.M - 1), col(0, s.N - 1);
-  while (static_cast<int>(at.size()) < samples) at.push_back({row(rng), col(rng)});
+  std::vector<std::pair<int, int>> at;
+  if (static_cast<long long>(s.M) * s.N <= samples) {  // no more elements than samples: each of them once
+    for (int j = 0; j < s.N; ++j)
+      for (int i = 0; i < s.M; ++i) at.push_back({i, j});
+  } else {
+    at = {{0, 0}, {s.M - 1, 0}, {0, s.N - 1}, {s.M - 1, s.N - 1}};
+    std::mt19937_64 rng(p.seed ^ 0x5A17ED);
+    std::uniform_int_distribution<int> row(0, s.M - 1), col(0, s.N - 1);
+    while (static_cast<int>(at.size()) < samples) at.push_back({row(rng), col(rng)});
+  }
   const long double eps = std::numeric_limits<double>::epsilon();
   // The dot products, on every core, in runs of samples that share a row of op(A) or a column of op(B). A row of A
   // as stored (op(A) = A) or a column of B^T is K loads one leading dimension apart, a cache line each: such an
@@ -238,23 +244,26 @@ GemmCheck validate_sampled(const GemmProblem& p, const double* C, int samples) {
   for (std::size_t e = 0; e < order.size(); ++e)
     if (e == 0 || key(order[e]) != key(order[e - 1])) runs.push_back(e);
   runs.push_back(order.size());
-  constexpr int kGatherMaxK = 1 << 22;  // longer rows are read where they lie (a gather buffer per thread of K doubles)
+  constexpr int kGatherMaxK = 1 << 22;  // longer rows are read where they lie (a copy is K doubles a thread)
   const bool gather = s.K <= kGatherMaxK;
   const long long run_count = static_cast<long long>(runs.size()) - 1;
   if (p.alpha != 0.0) {
 #pragma omp parallel
     {
-      std::vector<double> a_row(gather && a_strided ? s.K : 0), b_col(gather && b_strided ? s.K : 0);
       // op(A)'s row i and op(B)'s column j as contiguous K doubles (gathered where strided); null: read in place.
+      // The copies are sized on a thread's first gather, so only threads that take a run hold one.
+      std::vector<double> a_row, b_col;
       auto row_of_a = [&](int i) -> const double* {
         if (!gather) return nullptr;
         if (!a_strided) return p.A.data() + static_cast<std::size_t>(i) * p.A.rows();
+        a_row.resize(static_cast<std::size_t>(s.K));
         for (int k = 0; k < s.K; ++k) a_row[k] = p.A(i, k);
         return a_row.data();
       };
       auto column_of_b = [&](int j) -> const double* {
         if (!gather) return nullptr;
         if (!b_strided) return p.B.data() + static_cast<std::size_t>(j) * p.B.rows();
+        b_col.resize(static_cast<std::size_t>(s.K));
         for (int k = 0; k < s.K; ++k) b_col[k] = p.B(j, k);
         return b_col.data();
       };

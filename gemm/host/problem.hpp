@@ -99,8 +99,9 @@ struct GemmCheck {
 GemmCheck validate(const GemmProblem& p, const Eigen::MatrixXd& C);
 
 // The same check on `samples` elements of C (ldc x N at `C`), for products too large for the full reference:
-// the four corners, then seeded uniform positions, each against a long-double dot product and the bound above
-// (in long double); plus C's padding rows in the sampled columns. `samples` >= 4.
+// the four corners, then seeded uniform positions (every element once where C has at most `samples`), each
+// against a long-double dot product and the bound above (in long double); plus C's padding rows in the sampled
+// columns. `samples` >= 4.
 GemmCheck validate_sampled(const GemmProblem& p, const double* C, int samples);
 // Above this many multiply-adds (M N K) kbench validates on samples rather than against the full reference.
 constexpr double kFullValidationLimit = 137438953472.0;  // 2^37, about 5100^3
