@@ -76,8 +76,8 @@ void add_run_options(CLI::App* cmd, RunOptions& o) {
                   "each, A stored K x M where op(A) = A^T, B stored N x K where op(B) = B^T; a variant that takes "
                   "only NN reports the others skipped");
   cmd->add_option("--validate", o.validate,
-                  "GEMM validation: full (the whole Eigen reference), sampled (4096 elements against long-double dot "
-                  "products) or auto (default: sampled above 2^37 multiply-adds)")
+                  "GEMM validation: full (the whole Eigen reference), sampled (4096 elements, every element of a "
+                  "smaller C, against long-double dot products) or auto (default: sampled above 2^37 multiply-adds)")
       ->check(CLI::IsMember({"full", "sampled", "auto"}));
   cmd->add_option("--block", o.block, "Threads per block for the reductions that take one")
       ->check(cli::whole_number(1, 1024));
