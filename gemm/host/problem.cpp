@@ -250,23 +250,19 @@ GemmCheck validate_sampled(const GemmProblem& p, const double* C, int samples) {
   if (p.alpha != 0.0) {
 #pragma omp parallel
     {
-      // op(A)'s row i and op(B)'s column j as contiguous K doubles (gathered where strided); null: read in place.
-      // The copies are sized on a thread's first gather, so only threads that take a run hold one.
+      // op(A)'s row i and op(B)'s column j as contiguous K doubles; null: read in place. Each is line `x` of its
+      // stored operand m: a row (op(A) = A, op(B) = B^T), gathered into `copy`, or a column, read where it lies. The
+      // copies are sized on a thread's first gather, so only threads that take a run hold one.
       std::vector<double> a_row, b_col;
-      auto row_of_a = [&](int i) -> const double* {
+      auto line = [&](const Eigen::MatrixXd& m, bool strided, int x, std::vector<double>& copy) -> const double* {
         if (!gather) return nullptr;
-        if (!a_strided) return p.A.data() + static_cast<std::size_t>(i) * p.A.rows();
-        a_row.resize(static_cast<std::size_t>(s.K));
-        for (int k = 0; k < s.K; ++k) a_row[k] = p.A(i, k);
-        return a_row.data();
+        if (!strided) return m.data() + static_cast<std::size_t>(x) * m.rows();
+        copy.resize(static_cast<std::size_t>(s.K));
+        for (int k = 0; k < s.K; ++k) copy[k] = m(x, k);
+        return copy.data();
       };
-      auto column_of_b = [&](int j) -> const double* {
-        if (!gather) return nullptr;
-        if (!b_strided) return p.B.data() + static_cast<std::size_t>(j) * p.B.rows();
-        b_col.resize(static_cast<std::size_t>(s.K));
-        for (int k = 0; k < s.K; ++k) b_col[k] = p.B(j, k);
-        return b_col.data();
-      };
+      auto row_of_a = [&](int i) { return line(p.A, a_strided, i, a_row); };
+      auto column_of_b = [&](int j) { return line(p.B, b_strided, j, b_col); };
 #pragma omp for schedule(dynamic)
       for (long long g = 0; g < run_count; ++g) {
         const auto [i0, j0] = at[order[runs[g]]];
