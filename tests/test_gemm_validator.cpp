@@ -309,10 +309,12 @@ TEST(GemmValidator, SampledValidationCatchesWhatItSamples) {
   EXPECT_FALSE(every.ok);
   EXPECT_EQ(every.bad, 1) << every.report;
   EXPECT_NE(every.report.find("C(37, 11)"), std::string::npos) << every.report;
-  // Written padding in a sampled column fails too.
+  // Written padding in a sampled column fails too, counted once however many samples share the column.
   c = host_result(p);
   c(60, 0) = 1.0;
   EXPECT_FALSE(validate_sampled(p, c.data(), 4).ok);
+  const GemmCheck padding = validate_sampled(p, c.data(), 60 * 40);
+  EXPECT_EQ(padding.bad, 1) << padding.report;
 }
 
 TEST(GemmValidatorOnGpu, CatchesOneBrokenElementOfARealResult) {
