@@ -25,6 +25,7 @@
 #include "gemm/skinny.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <iterator>
 
 namespace ks::gemm::skinny {
@@ -53,17 +54,17 @@ constexpr int kDotWarps = 4, kDotCols = 4, kDotDepth = 4;  // warps per block; c
 constexpr int kDotKc = 32 * kDotDepth;                     // k per chunk
 constexpr int kDotPitch = kDotKc + 1;                      // X's row pitch in shared memory (doubles)
 
-template <int SMAX>
+template <int SMAX, int COLS = kDotCols>
 __global__ void __launch_bounds__(32 * kDotWarps) dot_kernel(Form f) {
   __shared__ double xs[2][SMAX * kDotPitch];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int l0 = (blockIdx.x * kDotWarps + warp) * kDotCols;
+  const int l0 = (blockIdx.x * kDotWarps + warp) * COLS;
   const auto index = [](int s, int kk) { return s * kDotPitch + kk; };
-  double acc[kDotCols][SMAX] = {};
-  double y[kDotCols][kDotDepth], next[kDotCols][kDotDepth];
-  const auto load_y = [&](double (&v)[kDotCols][kDotDepth], int k0) {
+  double acc[COLS][SMAX] = {};
+  double y[COLS][kDotDepth], next[COLS][kDotDepth];
+  const auto load_y = [&](double (&v)[COLS][kDotDepth], int k0) {
 #pragma unroll
-    for (int c = 0; c < kDotCols; ++c)
+    for (int c = 0; c < COLS; ++c)
 #pragma unroll
       for (int u = 0; u < kDotDepth; ++u) {
         const int l = l0 + c, k = k0 + lane + 32 * u;
@@ -87,18 +88,18 @@ __global__ void __launch_bounds__(32 * kDotWarps) dot_kernel(Form f) {
       for (int s = 0; s < SMAX; ++s) {
         const double xv = x[index(s, lane + 32 * u)];
 #pragma unroll
-        for (int c = 0; c < kDotCols; ++c) acc[c][s] = fma(xv, y[c][u], acc[c][s]);
+        for (int c = 0; c < COLS; ++c) acc[c][s] = fma(xv, y[c][u], acc[c][s]);
       }
     __syncthreads();  // every warp is done with the buffer the next copies overwrite
     if (ch + 2 < chunks) copy_x<SMAX, kDotKc>(f, (ch + 2) * kDotKc, xs[ch & 1], threadIdx.x, 32 * kDotWarps, index);
     pipeline::cp_async_commit();
 #pragma unroll
-    for (int c = 0; c < kDotCols; ++c)
+    for (int c = 0; c < COLS; ++c)
 #pragma unroll
       for (int u = 0; u < kDotDepth; ++u) y[c][u] = next[c][u];
   }
 #pragma unroll
-  for (int c = 0; c < kDotCols; ++c) {
+  for (int c = 0; c < COLS; ++c) {
     double mine = 0;
 #pragma unroll
     for (int s = 0; s < SMAX; ++s) {
@@ -247,7 +248,15 @@ void launch(const GemmArgs& a, ExecContext& ctx) {
     with_index<static_cast<int>(std::size(kWidths))>(width_row(f.S), [&](auto w) {
       constexpr int SMAX = kWidths[decltype(w)::value];
       if (f.dot())
-        dot_kernel<SMAX><<<ceil_div(f.L, kDotWarps * kDotCols), 32 * kDotWarps, 0, ctx.stream()>>>(f);
+      {
+        static const int cols = std::getenv("KS_DOT_COLS") ? std::atoi(std::getenv("KS_DOT_COLS")) : kDotCols;  // EXPERIMENT
+        if (cols == 2)
+          dot_kernel<SMAX, 2><<<ceil_div(f.L, kDotWarps * 2), 32 * kDotWarps, 0, ctx.stream()>>>(f);
+        else if (cols == 1)
+          dot_kernel<SMAX, 1><<<ceil_div(f.L, kDotWarps * 1), 32 * kDotWarps, 0, ctx.stream()>>>(f);
+        else
+          dot_kernel<SMAX><<<ceil_div(f.L, kDotWarps * kDotCols), 32 * kDotWarps, 0, ctx.stream()>>>(f);
+      }
       else
         axpy_kernel<SMAX><<<ceil_div(f.L, 32), 32 * kAxWarps, 0, ctx.stream()>>>(f);
     }, "skinny widths");
