@@ -25,7 +25,6 @@
 #include "gemm/skinny.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <iterator>
 
 namespace ks::gemm::skinny {
@@ -54,24 +53,20 @@ constexpr int kDotWarps = 4, kDotCols = 4, kDotDepth = 4;  // warps per block; c
 constexpr int kDotKc = 32 * kDotDepth;                     // k per chunk
 constexpr int kDotPitch = kDotKc + 1;                      // X's row pitch in shared memory (doubles)
 
-template <int SMAX, int COLS = kDotCols, bool PAIRS = false>
+template <int SMAX>
 __global__ void __launch_bounds__(32 * kDotWarps) dot_kernel(Form f) {
-  // PAIRS: a lane takes k in pairs (2 lane, 2 lane + 1, then 64 further), so that X's two values come in one
-  // 16-byte shared-memory load (an even pitch keeps the rows 16-byte aligned).
-  constexpr int P = PAIRS ? kDotKc + 2 : kDotPitch;
-  __shared__ __align__(16) double xs[2][SMAX * P];
+  __shared__ double xs[2][SMAX * kDotPitch];
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
-  const int l0 = (blockIdx.x * kDotWarps + warp) * COLS;
-  const auto index = [](int s, int kk) { return s * P + kk; };
-  const auto kk_of = [&](int u) { return PAIRS ? 2 * lane + 64 * (u / 2) + u % 2 : lane + 32 * u; };
-  double acc[COLS][SMAX] = {};
-  double y[COLS][kDotDepth], next[COLS][kDotDepth];
-  const auto load_y = [&](double (&v)[COLS][kDotDepth], int k0) {
+  const int l0 = (blockIdx.x * kDotWarps + warp) * kDotCols;
+  const auto index = [](int s, int kk) { return s * kDotPitch + kk; };
+  double acc[kDotCols][SMAX] = {};
+  double y[kDotCols][kDotDepth], next[kDotCols][kDotDepth];
+  const auto load_y = [&](double (&v)[kDotCols][kDotDepth], int k0) {
 #pragma unroll
-    for (int c = 0; c < COLS; ++c)
+    for (int c = 0; c < kDotCols; ++c)
 #pragma unroll
       for (int u = 0; u < kDotDepth; ++u) {
-        const int l = l0 + c, k = k0 + kk_of(u);
+        const int l = l0 + c, k = k0 + lane + 32 * u;
         v[c][u] = l < f.L && k < f.K ? __ldcs(f.y.p + l * f.y.rs + k) : 0.0;
       }
   };
@@ -86,38 +81,24 @@ __global__ void __launch_bounds__(32 * kDotWarps) dot_kernel(Form f) {
     pipeline::cp_async_wait<1>();  // chunk ch's copies (this thread's); the barrier makes them everyone's
     __syncthreads();
     const double* x = xs[ch & 1];
-    if constexpr (PAIRS) {
 #pragma unroll
-      for (int q = 0; q < kDotDepth / 2; ++q)
+    for (int u = 0; u < kDotDepth; ++u)
 #pragma unroll
-        for (int s = 0; s < SMAX; ++s) {
-          const double2 xv = *reinterpret_cast<const double2*>(x + index(s, 2 * lane + 64 * q));
+      for (int s = 0; s < SMAX; ++s) {
+        const double xv = x[index(s, lane + 32 * u)];
 #pragma unroll
-          for (int c = 0; c < COLS; ++c) {
-            acc[c][s] = fma(xv.x, y[c][2 * q], acc[c][s]);
-            acc[c][s] = fma(xv.y, y[c][2 * q + 1], acc[c][s]);
-          }
-        }
-    } else {
-#pragma unroll
-      for (int u = 0; u < kDotDepth; ++u)
-#pragma unroll
-        for (int s = 0; s < SMAX; ++s) {
-          const double xv = x[index(s, lane + 32 * u)];
-#pragma unroll
-          for (int c = 0; c < COLS; ++c) acc[c][s] = fma(xv, y[c][u], acc[c][s]);
-        }
-    }
+        for (int c = 0; c < kDotCols; ++c) acc[c][s] = fma(xv, y[c][u], acc[c][s]);
+      }
     __syncthreads();  // every warp is done with the buffer the next copies overwrite
     if (ch + 2 < chunks) copy_x<SMAX, kDotKc>(f, (ch + 2) * kDotKc, xs[ch & 1], threadIdx.x, 32 * kDotWarps, index);
     pipeline::cp_async_commit();
 #pragma unroll
-    for (int c = 0; c < COLS; ++c)
+    for (int c = 0; c < kDotCols; ++c)
 #pragma unroll
       for (int u = 0; u < kDotDepth; ++u) y[c][u] = next[c][u];
   }
 #pragma unroll
-  for (int c = 0; c < COLS; ++c) {
+  for (int c = 0; c < kDotCols; ++c) {
     double mine = 0;
 #pragma unroll
     for (int s = 0; s < SMAX; ++s) {
@@ -266,15 +247,7 @@ void launch(const GemmArgs& a, ExecContext& ctx) {
     with_index<static_cast<int>(std::size(kWidths))>(width_row(f.S), [&](auto w) {
       constexpr int SMAX = kWidths[decltype(w)::value];
       if (f.dot())
-      {
-        static const int cols = std::getenv("KS_DOT_COLS") ? std::atoi(std::getenv("KS_DOT_COLS")) : kDotCols;  // EXPERIMENT
-        if (cols == 2)
-          dot_kernel<SMAX, 2><<<ceil_div(f.L, kDotWarps * 2), 32 * kDotWarps, 0, ctx.stream()>>>(f);
-        else if (cols == 8)
-          dot_kernel<SMAX, kDotCols, true><<<ceil_div(f.L, kDotWarps * kDotCols), 32 * kDotWarps, 0, ctx.stream()>>>(f);
-        else
-          dot_kernel<SMAX><<<ceil_div(f.L, kDotWarps * kDotCols), 32 * kDotWarps, 0, ctx.stream()>>>(f);
-      }
+        dot_kernel<SMAX><<<ceil_div(f.L, kDotWarps * kDotCols), 32 * kDotWarps, 0, ctx.stream()>>>(f);
       else
         axpy_kernel<SMAX><<<ceil_div(f.L, 32), 32 * kAxWarps, 0, ctx.stream()>>>(f);
     }, "skinny widths");
