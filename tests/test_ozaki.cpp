@@ -19,6 +19,7 @@
 #include <numeric>
 #include <random>
 #include <sstream>
+#include <stdexcept>
 #include <string>
 #include <tuple>
 #include <utility>
@@ -518,25 +519,11 @@ TEST(OzakiRule, RefusesAWorkspaceThatDoesNotFitWithTheBytesInTheMessage) {
 // ---- GPU ----
 
 
-// max |C - C_ref| / (eps (|A||B|)_ij) over `samples` seeded elements, against long-double dot products.
-double error_ratio(const GemmProblem& p, const Eigen::MatrixXd& C, int samples, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  const GemmShape& s = p.shape;
-  double worst = 0;
-  for (int t = 0; t < samples; ++t) {
-    const int i = static_cast<int>(rng() % s.M), j = static_cast<int>(rng() % s.N);
-    long double ref = 0, mag = 0;
-    for (int k = 0; k < s.K; ++k) {
-      const long double x = static_cast<long double>(p.A(i, k)) * p.B(k, j);
-      ref += x;
-      mag += std::fabs(x);
-    }
-    ref *= p.alpha;
-    mag *= std::fabs(p.alpha);
-    const long double err = std::fabs(static_cast<long double>(C(i, j)) - ref);
-    worst = std::max(worst, static_cast<double>(err / (std::numeric_limits<double>::epsilon() * mag)));
-  }
-  return worst;
+// max |C - C_ref| / (eps (|A||B|)_ij) over `samples` elements (kbench's max_error_eps_ab: the sampled check's
+// positions, from the problem's seed, against long-double dot products; C is M x N, its ldc M).
+double error_ratio(const GemmProblem& p, const Eigen::MatrixXd& C, int samples) {
+  if (C.rows() != p.shape.ldc) throw std::invalid_argument("error_ratio: C's rows are not ldc");
+  return worst_in_eps_ab(validate_sampled(p, C.data(), samples).worst, p.shape.K);
 }
 
 Eigen::MatrixXd device_result(const char* variant, const GemmProblem& p, ExecContext& ctx,
@@ -566,11 +553,11 @@ TEST(Ozaki, AsAccurateAsNativeDgemm) {
     // large enough that the speed model lets the rule emulate up to 17 moduli (PHI 1)
     const GemmProblem p = make_problem({4096, 4096, 8192}, 1.0, 0.0, seed, parse_operands(dist));
     const Eigen::MatrixXd native = device_result("cublas", p, ctx);
-    const double n = error_ratio(p, native, 20000, seed + 1);
+    const double n = error_ratio(p, native, 20000);
     for (const char* v : {"ozaki", "ozaki_accurate"}) {
       std::string moduli;
       const Eigen::MatrixXd emulated = device_result(v, p, ctx, &moduli);
-      const double e = error_ratio(p, emulated, 20000, seed + 1);
+      const double e = error_ratio(p, emulated, 20000);
       std::cout << dist << ": " << v << " (" << moduli << " moduli) " << e << ", cublas " << n << " (x eps |A||B|)\n";
       EXPECT_LE(e, n) << v << ", " << dist << ", seed " << seed << ", " << moduli << " moduli";
       if (std::string(dist) != "exp:1" && std::string(dist) != "exp:2") {  // wider spreads may run native

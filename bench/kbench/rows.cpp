@@ -131,9 +131,9 @@ bool measure_gemm(RowEnv& s, RowResult& r, gemm::Runner& runner, const gemm::Gem
   if (!t) return false;
   s.report(r, *t, "TFLOP/s", gemm::flops(size.M, size.N, size.K) / 1e12, s.ceilings.fp64_fma_tflops);
   // Against long-double dot products (sampled validation), the largest error in units of
-  // eps (|alpha| |A||B| + |beta| |C0|): the bound is kBoundFactor (K + 2) of those.
+  // eps (|alpha| |A||B| + |beta| |C0|).
   if (sampled_validation(s.plan, size) && s.plan.validation != Validation::None)
-    r.extra["max_error_eps_ab"] = worst * gemm::kBoundFactor * (size.K + 2.0);
+    r.extra["max_error_eps_ab"] = gemm::worst_in_eps_ab(worst, size.K);
   return true;
 }
 

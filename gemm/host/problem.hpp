@@ -103,6 +103,9 @@ GemmCheck validate(const GemmProblem& p, const Eigen::MatrixXd& C);
 // against a long-double dot product and the bound above (in long double); plus C's padding rows in the sampled
 // columns. `samples` >= 4.
 GemmCheck validate_sampled(const GemmProblem& p, const double* C, int samples);
+// A check's worst ratio (in units of the bound) in units of eps (|alpha| (|A||B|) + |beta| |C0|), the bound
+// being kBoundFactor (K + 2) of those (its DBL_MIN aside): kbench's max_error_eps_ab.
+constexpr double worst_in_eps_ab(double worst, int K) { return worst * kBoundFactor * (K + 2.0); }
 // Above this many multiply-adds (M N K) kbench validates on samples rather than against the full reference.
 constexpr double kFullValidationLimit = 137438953472.0;  // 2^37, about 5100^3
 
