@@ -297,7 +297,7 @@ TEST(GemmLargeIndex, TmaKernelPastTwoToThe31Elements) {
 
 // dmma_tma on C of at most 8 rows or columns runs the skinny kernel (the rule, gemm/dmma_shapes.hpp): both of its
 // forms (dot: the large operand contiguous along k; axpy: along the long side of C) in all four op combinations,
-// a side of 1 and of 8, K tails of every chunk size, an odd lda of 1, padded leading dimensions, beta != 0 and
+// a side of 1 to 8, K tails of every chunk size, an odd lda of 1, padded leading dimensions, beta != 0 and
 // beta == 0 over a poisoned C; twice per product on one context.
 TEST(DmmaTmaSkinny, ThinCRunsTheSkinnyKernel) {
   KS_REQUIRE_GPU();
@@ -307,6 +307,9 @@ TEST(DmmaTmaSkinny, ThinCRunsTheSkinnyKernel) {
   const std::tuple<GemmShape, double> cases[] = {
       {{3, L, 1025, 5, 1027, 4}, 0.5}, {{L, 8, 1100, L + 2, 1101, L + 1}, 0.0}, {{1, L, 2048}, 0.0},
       {{L, 1, 1500}, -1.0},           {{8, L, 1031}, 0.0},                      {{L, 5, 1057}, 0.25},
+      // 5 to 8 rows in the dot form run the tensor-core kernel: 16-byte loads of the large operand where its
+      // leading dimension is even (a K tail inside a pair below), 8-byte loads where it is odd (above).
+      {{6, L, 1040}, 0.0},            {{7, L, 1031, 7, 1032, 7}, -0.5},         {{L, 8, 2050}, 1.0},
   };
   for (const auto& [base, beta] : cases)
     for (int o = 0; o < 4; ++o) {
