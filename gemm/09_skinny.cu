@@ -29,6 +29,7 @@
 #include <cstdint>
 #include <cstdlib>
 #include <iterator>
+#include <type_traits>
 
 namespace ks::gemm::skinny {
 
@@ -131,15 +132,17 @@ __global__ void __launch_bounds__(32 * kDotWarps) dot_kernel(Form f) {
 // A block's four warps take two 16-column tiles, two warps a tile splitting K between them in interleaved
 // 32-deep steps (twice the warps of one per tile, for the loads in flight); the two halves are added in a fixed
 // order through shared memory at the end.
-constexpr int kMmaWarps = 4, kMmaTiles = 2, kMmaHalves = kMmaWarps / kMmaTiles;  // warps; tiles a block
+constexpr int kMmaHalves = 2;                         // warps a tile
 constexpr int kMmaStep = 32;                          // k a warp takes at a time (two mma)
 constexpr int kMmaKc = kMmaStep * 2 * kMmaHalves;     // X's chunk: two steps of each half
 constexpr int kMmaPitch = kMmaKc + 8;                 // 8 (mod 16) doubles
 constexpr int kMmaRows = 8;                           // X's rows (C's rows), zero-filled past S
 static_assert(kMmaHalves == 2, "the end adds the second half's sums to the first's");
 
-template <bool VEC>
-__global__ void __launch_bounds__(32 * kMmaWarps, 4) dot_mma_kernel(Form f) {
+template <int WARPS, bool VEC>
+__global__ void __launch_bounds__(32 * WARPS, 16 / WARPS) dot_mma_kernel(Form f) {
+  constexpr int kMmaWarps = WARPS, kMmaTiles = WARPS / kMmaHalves;
+  static_assert(kMmaTiles * 32 * 4 <= kMmaRows * kMmaPitch, "the halves' sums fit X's first buffer");
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
   constexpr auto kInstr = dmma::Instr::K16;
 #else
@@ -347,11 +350,12 @@ std::string describe(const GemmArgs& a) {
          " (S x L), " + std::to_string(passes) + (passes == 1 ? " pass" : " passes");
 }
 
-// EXPERIMENT (not to land): KS_SKINNY_DOT_MMA=0 runs the FMA dot form at 5-8 rows, for an A/B in alternate processes.
-bool dot_mma() {
-  static const bool on = [] {
+// EXPERIMENT (not to land): KS_SKINNY_DOT_MMA=0 runs the FMA dot form at 5-8 rows, 1 the mma form in blocks of 4
+// warps, 2 in blocks of 8, for an A/B in alternate processes.
+int dot_mma() {
+  static const int on = [] {
     const char* e = std::getenv("KS_SKINNY_DOT_MMA");
-    return !(e && e[0] == '0');
+    return e ? std::atoi(e) : 1;
   }();
   return on;
 }
@@ -371,11 +375,19 @@ void launch(const GemmArgs& a, ExecContext& ctx) {
     f.out.p = whole.out.at(s0, 0);
     with_index<static_cast<int>(std::size(kWidths))>(width_row(f.S), [&](auto w) {
       constexpr int SMAX = kWidths[decltype(w)::value];
-      if (f.dot() && SMAX == kMmaRows && dot_mma()) {
-        if (reinterpret_cast<std::uintptr_t>(f.y.p) % 16 == 0 && f.y.rs % 2 == 0)
-          dot_mma_kernel<true><<<ceil_div(f.L, 16 * kMmaTiles), 32 * kMmaWarps, 0, ctx.stream()>>>(f);
+      if (f.dot() && SMAX == kMmaRows && dot_mma() > 0) {
+        const bool vec = reinterpret_cast<std::uintptr_t>(f.y.p) % 16 == 0 && f.y.rs % 2 == 0;
+        const auto go = [&](auto warps) {
+          constexpr int W = decltype(warps)::value;
+          if (vec)
+            dot_mma_kernel<W, true><<<ceil_div(f.L, 16 * W / kMmaHalves), 32 * W, 0, ctx.stream()>>>(f);
+          else
+            dot_mma_kernel<W, false><<<ceil_div(f.L, 16 * W / kMmaHalves), 32 * W, 0, ctx.stream()>>>(f);
+        };
+        if (dot_mma() == 2)
+          go(std::integral_constant<int, 8>{});
         else
-          dot_mma_kernel<false><<<ceil_div(f.L, 16 * kMmaTiles), 32 * kMmaWarps, 0, ctx.stream()>>>(f);
+          go(std::integral_constant<int, 4>{});
       } else if (f.dot())
         dot_kernel<SMAX><<<ceil_div(f.L, kDotWarps * kDotCols), 32 * kDotWarps, 0, ctx.stream()>>>(f);
       else
