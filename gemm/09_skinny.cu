@@ -22,14 +22,10 @@
 #include "common/dispatch.hpp"
 #include "common/per_device.hpp"
 #include "gemm/cp_async_pipeline.cuh"
-#include "gemm/dmma_mma.cuh"
 #include "gemm/skinny.hpp"
 
 #include <algorithm>
-#include <cstdint>
-#include <cstdlib>
 #include <iterator>
-#include <type_traits>
 
 namespace ks::gemm::skinny {
 
@@ -113,121 +109,6 @@ __global__ void __launch_bounds__(32 * kDotWarps) dot_kernel(Form f) {
     }
     if (lane < f.S && l0 + c < f.L) store(f, lane, l0 + c, mine);
   }
-}
-
-// ---- dot form on the FP64 tensor cores (C of 5 to 8 rows) ----
-//
-// At 8 rows the FMA form above makes 8 x kDotCols FMAs and 8 shared loads of X per 4 loads of Y a lane, holds
-// 162 registers (3 blocks an SM) and streams at 95-96% of cuBLAS where 4 rows stream at 99%. Here each
-// 16 x 8 x 16 mma (dmma_mma.cuh) takes 16 values of Y (16 columns l by 16 k: A) against X's 8 rows by the same
-// 16 k (B) into a 16 x 8 piece of out^T, so a lane's 8 loads of Y feed one instruction, and the 128 sums of the
-// piece take 4 registers a lane with no shuffles at the end.
-//
-// Which k a fragment position holds is free as long as A and B agree: lane 4 g + t holds A(g + 8 p, t + 4 q)
-// (q = 0..3) and B(t + 4 q, g), and position t + 4 q stands for k = k0 + 8 (q / 2) + 2 t + q % 2, so a lane reads
-// Y and X in pairs of consecutive k: 16-byte loads, and each warp load is 64 contiguous bytes of each of 8
-// columns (8-byte loads where Y's rows are not 16-byte aligned). X's pitch of 8 (mod 16) doubles keeps the
-// 16-byte reads of its 8 rows conflict-free.
-//
-// A block's four warps take two 16-column tiles, two warps a tile splitting K between them in interleaved
-// 32-deep steps (twice the warps of one per tile, for the loads in flight); the two halves are added in a fixed
-// order through shared memory at the end.
-constexpr int kMmaHalves = 2;                         // warps a tile
-constexpr int kMmaStep = 32;                          // k a warp takes at a time (two mma)
-constexpr int kMmaKc = kMmaStep * 2 * kMmaHalves;     // X's chunk: two steps of each half
-constexpr int kMmaPitch = kMmaKc + 8;                 // 8 (mod 16) doubles
-constexpr int kMmaRows = 8;                           // X's rows (C's rows), zero-filled past S
-static_assert(kMmaHalves == 2, "the end adds the second half's sums to the first's");
-
-template <int WARPS, bool VEC>
-__global__ void __launch_bounds__(32 * WARPS, 16 / WARPS) dot_mma_kernel(Form f) {
-  constexpr int kMmaWarps = WARPS, kMmaTiles = WARPS / kMmaHalves;
-  static_assert(kMmaTiles * 32 * 4 <= kMmaRows * kMmaPitch, "the halves' sums fit X's first buffer");
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-  constexpr auto kInstr = dmma::Instr::K16;
-#else
-  constexpr auto kInstr = dmma::Instr::K4;  // traps below sm_80; the host launches it from compute capability 8.0
-#endif
-  __shared__ __align__(16) double xs[2][kMmaRows * kMmaPitch];
-  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
-  const int half = warp % kMmaHalves, l0 = (blockIdx.x * kMmaTiles + warp / kMmaHalves) * 16;
-  const auto index = [](int s, int kk) { return s * kMmaPitch + kk; };
-  // A's fragments of one step (two mma), a[u][4 v + 2 e + p] = Y(l0 + g + 8 p, k + 16 u + 8 v + 2 t + e).
-  double y[2][8], next[2][8];
-  const auto load_y = [&](double (&a)[2][8], int k) {
-#pragma unroll
-    for (int p = 0; p < 2; ++p) {
-      const int l = l0 + g + 8 * p;
-      const double* row = f.y.p + l * f.y.rs;
-#pragma unroll
-      for (int u = 0; u < 2; ++u)
-#pragma unroll
-        for (int v = 0; v < 2; ++v) {
-          const int kk = k + 16 * u + 8 * v + 2 * t;
-          double e0 = 0.0, e1 = 0.0;
-          if (l < f.L) {
-            if (VEC && kk + 1 < f.K) {
-              const double2 d = __ldcs(reinterpret_cast<const double2*>(row + kk));
-              e0 = d.x;
-              e1 = d.y;
-            } else {
-              if (kk < f.K) e0 = __ldcs(row + kk);
-              if (kk + 1 < f.K) e1 = __ldcs(row + kk + 1);
-            }
-          }
-          a[u][4 * v + p] = e0;
-          a[u][4 * v + 2 + p] = e1;
-        }
-    }
-  };
-  // This warp's steps: in chunk c, the steps at k = c kMmaKc + (half + kMmaHalves j) kMmaStep, j = 0, 1.
-  const auto step_k = [&](int i) { return (i / 2) * kMmaKc + (half + kMmaHalves * (i % 2)) * kMmaStep; };
-  double acc[4] = {};
-  const int chunks = ceil_div(f.K, kMmaKc);
-  copy_x<kMmaRows, kMmaKc>(f, 0, xs[0], threadIdx.x, 32 * kMmaWarps, index);
-  pipeline::cp_async_commit();
-  if (chunks > 1) copy_x<kMmaRows, kMmaKc>(f, kMmaKc, xs[1], threadIdx.x, 32 * kMmaWarps, index);
-  pipeline::cp_async_commit();
-  load_y(y, step_k(0));
-  for (int ch = 0; ch < chunks; ++ch) {
-    pipeline::cp_async_wait<1>();  // chunk ch's copies (this thread's); the barrier makes them everyone's
-    __syncthreads();
-#pragma unroll
-    for (int j = 0; j < 2; ++j) {
-      const int i = 2 * ch + j;
-      if (i + 1 < 2 * chunks) load_y(next, step_k(i + 1));
-      const double* x = xs[ch & 1] + index(g, (half + kMmaHalves * j) * kMmaStep + 2 * t);
-#pragma unroll
-      for (int u = 0; u < 2; ++u) {
-        const double2 lo = *reinterpret_cast<const double2*>(x + 16 * u);
-        const double2 hi = *reinterpret_cast<const double2*>(x + 16 * u + 8);
-        const double b[4] = {lo.x, lo.y, hi.x, hi.y};
-        dmma::mma_16x8x16<kInstr>(acc, y[u], b);
-      }
-#pragma unroll
-      for (int u = 0; u < 2; ++u)
-#pragma unroll
-        for (int e = 0; e < 8; ++e) y[u][e] = next[u][e];
-    }
-    __syncthreads();  // every warp is done with the buffer the next copies overwrite
-    if (ch + 2 < chunks) copy_x<kMmaRows, kMmaKc>(f, (ch + 2) * kMmaKc, xs[ch & 1], threadIdx.x, 32 * kMmaWarps, index);
-    pipeline::cp_async_commit();
-  }
-  pipeline::cp_async_wait<0>();
-  __syncthreads();
-  // acc[r] is out(2 t + r % 2, l0 + g + 8 (r / 2)); the second half's sums go through shared memory, then the
-  // first adds them to its own (first half + second: the same order every run).
-  double* part = &xs[0][0] + (warp / kMmaHalves) * 32 * 4;
-  if (half == 1)
-#pragma unroll
-    for (int r = 0; r < 4; ++r) part[r * 32 + lane] = acc[r];
-  __syncthreads();
-  if (half == 0)
-#pragma unroll
-    for (int r = 0; r < 4; ++r) {
-      const int s = 2 * t + r % 2, l = l0 + g + 8 * (r / 2);
-      if (s < f.S && l < f.L) store(f, s, l, acc[r] + part[r * 32 + lane]);
-    }
 }
 
 // ---- axpy form ----
@@ -350,16 +231,6 @@ std::string describe(const GemmArgs& a) {
          " (S x L), " + std::to_string(passes) + (passes == 1 ? " pass" : " passes");
 }
 
-// EXPERIMENT (not to land): KS_SKINNY_DOT_MMA=0 runs the FMA dot form at 5-8 rows, 1 the mma form in blocks of 4
-// warps, 2 in blocks of 8, for an A/B in alternate processes.
-int dot_mma() {
-  static const int on = [] {
-    const char* e = std::getenv("KS_SKINNY_DOT_MMA");
-    return e ? std::atoi(e) : 1;
-  }();
-  return on;
-}
-
 void launch(const GemmArgs& a, ExecContext& ctx) {
   // Every instantiation comes from this file's one set of code images: one kernel's stands for all.
   static PerDevice<bool> loads([](int) {
@@ -375,20 +246,7 @@ void launch(const GemmArgs& a, ExecContext& ctx) {
     f.out.p = whole.out.at(s0, 0);
     with_index<static_cast<int>(std::size(kWidths))>(width_row(f.S), [&](auto w) {
       constexpr int SMAX = kWidths[decltype(w)::value];
-      if (f.dot() && SMAX == kMmaRows && dot_mma() > 0) {
-        const bool vec = reinterpret_cast<std::uintptr_t>(f.y.p) % 16 == 0 && f.y.rs % 2 == 0;
-        const auto go = [&](auto warps) {
-          constexpr int W = decltype(warps)::value;
-          if (vec)
-            dot_mma_kernel<W, true><<<ceil_div(f.L, 16 * W / kMmaHalves), 32 * W, 0, ctx.stream()>>>(f);
-          else
-            dot_mma_kernel<W, false><<<ceil_div(f.L, 16 * W / kMmaHalves), 32 * W, 0, ctx.stream()>>>(f);
-        };
-        if (dot_mma() == 2)
-          go(std::integral_constant<int, 8>{});
-        else
-          go(std::integral_constant<int, 4>{});
-      } else if (f.dot())
+      if (f.dot())
         dot_kernel<SMAX><<<ceil_div(f.L, kDotWarps * kDotCols), 32 * kDotWarps, 0, ctx.stream()>>>(f);
       else
         axpy_kernel<SMAX><<<ceil_div(f.L, 32), 32 * kAxWarps, 0, ctx.stream()>>>(f);

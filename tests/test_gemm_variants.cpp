@@ -307,8 +307,7 @@ TEST(DmmaTmaSkinny, ThinCRunsTheSkinnyKernel) {
   const std::tuple<GemmShape, double> cases[] = {
       {{3, L, 1025, 5, 1027, 4}, 0.5}, {{L, 8, 1100, L + 2, 1101, L + 1}, 0.0}, {{1, L, 2048}, 0.0},
       {{L, 1, 1500}, -1.0},           {{8, L, 1031}, 0.0},                      {{L, 5, 1057}, 0.25},
-      // 5 to 8 rows in the dot form run the tensor-core kernel: 16-byte loads of the large operand where its
-      // leading dimension is even (a K tail inside a pair below), 8-byte loads where it is odd (above).
+      // 5 to 8 rows or columns with even leading dimensions (those above are odd), K a multiple of 16 or odd.
       {{6, L, 1040}, 0.0},            {{7, L, 1031, 7, 1032, 7}, -0.5},         {{L, 8, 2050}, 1.0},
   };
   for (const auto& [base, beta] : cases)
