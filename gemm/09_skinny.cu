@@ -25,16 +25,11 @@
 #include "gemm/skinny.hpp"
 
 #include <algorithm>
-#include <cstdlib>
 #include <iterator>
 
 namespace ks::gemm::skinny {
 
 namespace {
-
-__device__ __forceinline__ void prefetch_l2(const double* p) {
-  asm volatile("prefetch.global.L2 [%0];\n" ::"l"(p));
-}
 
 __device__ __forceinline__ void store(const Form& f, int s, int l, double acc) {
   scale_store(f.out.at(s, l), f.alpha, f.beta, acc);
@@ -83,10 +78,6 @@ __global__ void __launch_bounds__(32 * kDotWarps) dot_kernel(Form f) {
   load_y(y, 0);
   for (int ch = 0; ch < chunks; ++ch) {
     if (ch + 1 < chunks) load_y(next, (ch + 1) * kDotKc);
-    if (f.prefetch > 0) {  // lane: column lane / 8 of the warp's, 128-byte line lane % 8 of the chunk
-      const int l = l0 + lane / 8, k = (ch + 1 + f.prefetch) * kDotKc + (lane % 8) * 16;
-      if (l < f.L && k < f.K) prefetch_l2(f.y.p + l * f.y.rs + k);
-    }
     pipeline::cp_async_wait<1>();  // chunk ch's copies (this thread's); the barrier makes them everyone's
     __syncthreads();
     const double* x = xs[ch & 1];
@@ -159,10 +150,6 @@ __global__ void __launch_bounds__(32 * kAxWarps) axpy_kernel(Form f) {
   if (mine > 0) load_y(y, chunk_k(0));
   for (int i = 0; i < mine; ++i) {
     if (i + 1 < mine) load_y(next, chunk_k(i + 1));
-    if (f.prefetch > 0 && i + 1 + f.prefetch < mine) {  // lane: row lane / 2 of the chunk, its half lane % 2
-      const int k = chunk_k(i + 1 + f.prefetch) + lane / 2, lp = blockIdx.x * 32 + 16 * (lane % 2);
-      if (lp < f.L && k < f.K) prefetch_l2(f.y.p + lp + static_cast<long long>(k) * f.y.cs);
-    }
     pipeline::cp_async_wait<1>();
     __syncwarp();
     const double* x = smem + warp * kXDoubles + (i & 1) * kAxKc * SMAX;
@@ -251,12 +238,7 @@ void launch(const GemmArgs& a, ExecContext& ctx) {
     return true;
   });
   loads.get();
-  Form whole = canonical(a);
-  static const int prefetch = [] {  // EXPERIMENT (not to land): KS_SKINNY_PF chunks ahead
-    const char* e = std::getenv("KS_SKINNY_PF");
-    return e ? std::atoi(e) : 0;
-  }();
-  whole.prefetch = prefetch;
+  const Form whole = canonical(a);
   for (int s0 = 0; s0 < whole.S; s0 += kMaxSide) {  // passes of at most kMaxSide of the small side
     Form f = whole;
     f.S = std::min(kMaxSide, whole.S - s0);

@@ -38,7 +38,6 @@ struct Form {
   View<double> out;      // out(s, l)
   int S = 0, L = 0, K = 0;
   double alpha = 1.0, beta = 0.0;
-  int prefetch = 0;  // EXPERIMENT: chunks of Y prefetched into L2 ahead of the loads in flight (0: none)
   bool dot() const { return y.cs == 1; }  // Y contiguous along k; otherwise along l (y.rs == 1)
 };
 
