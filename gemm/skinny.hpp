@@ -44,6 +44,11 @@ struct Form {
 // `a` in the canonical form: the small side is M (rows) where M <= N, N otherwise.
 Form canonical(const GemmArgs& a);
 
+// Whether canonical() gives the dot form for these ops (Y contiguous along k): op(B) = B for C of few rows,
+// op(A) = A^T for C of few columns. (A leading dimension of 1 on the long side could make the other form
+// contiguous too; the rule's long sides rule that out.)
+constexpr bool dot_form(int M, int N, Op transa, Op transb) { return M <= N ? transb == Op::N : transa == Op::T; }
+
 // Enqueues the product (any shape, any op; M, N, K >= 1, as gemm::run passes them).
 void launch(const GemmArgs& a, ExecContext& ctx);
 

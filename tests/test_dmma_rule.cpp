@@ -392,6 +392,7 @@ TEST(SkinnyForm, NamesEveryElementOfTheOperandsAndC) {
         EXPECT_EQ(f.L, rows ? N : M) << where;
         EXPECT_EQ(f.K, K) << where;
         EXPECT_EQ(f.dot(), rows ? tb == Op::N : ta == Op::T) << where;
+        EXPECT_EQ(f.dot(), skinny::dot_form(M, N, ta, tb)) << where;
         EXPECT_TRUE(f.dot() ? f.y.cs == 1 : f.y.rs == 1) << where;
         for (int i = 0; i < M; ++i)
           for (int j = 0; j < N; ++j) {
@@ -405,19 +406,38 @@ TEST(SkinnyForm, NamesEveryElementOfTheOperandsAndC) {
       }
 }
 
-// dmma_tma's rule sends C of at most 8 rows or columns to the skinny kernel where the other side gives every SM
-// 64 of it and K is at least 1024; everything else keeps the tensor-core rule.
+// dmma_tma's rule sends C of at most 8 rows or columns to the skinny kernel where K is at least 1024 and the other
+// side gives every SM 64 of it (1 to 4 rows or columns), or, for 5 to 8, 256 in the dot form and 96 in the axpy
+// form (the 32-wide TMA tiles run below those); everything else keeps the tensor-core rule.
 TEST(SkinnyRule, ThinCWithALongSideAndDeepK) {
-  EXPECT_TRUE(dmma::skinny_pick(8, 16384, 16384, 132));
-  EXPECT_TRUE(dmma::skinny_pick(16384, 1, 16384, 132));
-  EXPECT_TRUE(dmma::skinny_pick(1, 8448, 1024, 132));
-  EXPECT_TRUE(dmma::skinny_pick(65536, 4, 32769, 132));
-  EXPECT_FALSE(dmma::skinny_pick(9, 16384, 16384, 132));    // a side of 9: the tensor cores
-  EXPECT_FALSE(dmma::skinny_pick(16384, 16, 16384, 132));
-  EXPECT_FALSE(dmma::skinny_pick(1, 8447, 16384, 132));     // under 64 a SM of the long side
-  EXPECT_FALSE(dmma::skinny_pick(16384, 8, 1023, 132));     // K under 1024
-  EXPECT_FALSE(dmma::skinny_pick(8, 8, 1 << 20, 132));      // small C over deep K: split-K's
-  EXPECT_TRUE(dmma::skinny_pick(8, 8 * 64, 4096, 8));       // the long side scales with the SMs    // the long side scales with the SMs
+  const auto pick = [](int M, int N, int K, Op ta, Op tb, int sms = 132) {
+    return dmma::skinny_pick(M, N, K, ta, tb, sms);
+  };
+  constexpr Op n = Op::N, t = Op::T;
+  EXPECT_TRUE(pick(16384, 1, 16384, n, n));
+  EXPECT_TRUE(pick(1, 8448, 1024, n, n));
+  EXPECT_TRUE(pick(65536, 4, 32769, n, t));
+  EXPECT_TRUE(pick(4, 8448, 4096, n, n));
+  EXPECT_FALSE(pick(9, 16384, 16384, n, n));    // a side of 9: the tensor cores
+  EXPECT_FALSE(pick(16384, 16, 16384, n, n));
+  EXPECT_FALSE(pick(1, 8447, 16384, n, n));     // under 64 a SM of the long side
+  EXPECT_FALSE(pick(16384, 4, 1023, n, n));     // K under 1024
+  EXPECT_FALSE(pick(8, 8, 1 << 20, n, n));      // small C over deep K: split-K's
+  EXPECT_TRUE(pick(4, 4 * 64, 4096, n, n, 4));  // the long side scales with the SMs
+  // 5 to 8 rows or columns: the dot form (op(B) = B for few rows, op(A) = A^T for few columns) from 256 a SM.
+  EXPECT_FALSE(pick(8, 16384, 16384, n, n));
+  EXPECT_FALSE(pick(16384, 8, 16384, t, t));
+  EXPECT_FALSE(pick(5, 33791, 4096, t, n));
+  EXPECT_TRUE(pick(5, 33792, 4096, t, n));
+  EXPECT_TRUE(pick(33792, 8, 4096, t, n));
+  EXPECT_TRUE(pick(6, 256 * 8, 4096, n, n, 8));
+  // The axpy form (op(B) = B^T for few rows, op(A) = A for few columns) from 96 a SM.
+  EXPECT_TRUE(pick(16384, 8, 16384, n, n));
+  EXPECT_TRUE(pick(8, 16384, 16384, t, t));
+  EXPECT_TRUE(pick(7, 12672, 2048, n, t));
+  EXPECT_FALSE(pick(7, 12671, 2048, n, t));
+  EXPECT_FALSE(pick(8448, 6, 4096, n, n));
+  EXPECT_FALSE(pick(16384, 8, 1023, n, n));     // K under 1024
 }
 
 }  // namespace
