@@ -251,6 +251,74 @@ __device__ __forceinline__ void fragment_place(int e, int tm, int tn, int& i, in
   j = tn * T::BN + (w / T::WARPS_M) * 32 + nt * 8 + 2 * (lane % 4) + r % 2;
 }
 
+// ---- split-K summed by every share at once (a reduce-scatter; Plan::scatter) ----
+// The blocks that hold one tile's partials (the tree's S shares, or in clusters the tile's clusters' blocks of one
+// rank, each holding a slice) are all resident at once (the launch is cooperative), so each can wait for every
+// other: each member writes its partial to its slot, raises its flag, waits for every member's flag, and sums its
+// own piece (a `members`-th of the partial's elements) over the members' partials in member order, then stores that
+// piece of C. One round of reads for every member at once, where the Fenwick tree's owner reads a chain of about
+// log2 S partials and the last cluster reads every other cluster's slice one after another (docs/gemm-notes.md,
+// step 51).
+//
+// A member's flag is raised to the number of warps that will read it (members x kTileWarps), and each reading warp
+// lowers every flag it has seen by one (a reduction: no round trip), so the flags are zero again when the kernel
+// ends, as ExecContext::zeroed_counters asks; a flag not yet seen by a warp is at least one, so none misses it.
+
+// Raises this member's flag once every thread of the tile has stored its part of the partial (the tile barrier orders
+// their stores before thread 0's release, which is cumulative over them).
+template <class T>
+__device__ __forceinline__ void raise_member_flag(unsigned* flag, int members, int i) {
+  tile_sync<T>();
+  if (i == 0)
+    asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(flag), "r"(static_cast<unsigned>(members * T::kTileWarps))
+                 : "memory");
+}
+
+// Block v's partial is in its slot (`elems` doubles at partials + v x elems) and its flag raised: waits for the flags
+// of every member of its group (stream_k::scatter_group), sums its piece over the members' partials and stores it.
+// elem0: the tile's fragment-order index of a slot's element 0 (a cluster's slice r starts at r x the slice's size).
+// i: the thread's index among the tile's threads.
+template <class T>
+__device__ __forceinline__ void scatter_combine(const GemmArgs& a, const double* partials, unsigned* sync,
+                                                const stream_k::ScatterGroup& grp, int elems, int elem0, int tm, int tn,
+                                                int i, int lane) {
+  constexpr int kThreads = T::kTileWarps * 32, kChunk = 8;
+  const double* slots = partials + static_cast<size_t>(grp.first) * elems;
+  const size_t slot_stride = static_cast<size_t>(grp.stride) * elems;
+  const int members = grp.members;
+  for (int m = lane; m < members; m += 32) {
+    unsigned* f = flag_of<T>(sync, grp.first + m * grp.stride, 0);
+    for (;;) {
+      unsigned up;
+      asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(up) : "l"(f) : "memory");
+      if (up != 0) break;
+      __nanosleep(32);
+    }
+    asm volatile("red.relaxed.gpu.global.add.u32 [%0], %1;\n" ::"l"(f), "r"(~0u) : "memory");  // seen: one less
+  }
+  // The warp barrier orders each lane's acquire before every lane's loads below (as raise_flag's orders the stores
+  // before the release).
+  __syncwarp();
+  int lo, hi;
+  stream_k::scatter_piece(elems, members, grp.piece, lo, hi);
+  for (int e = lo + i; e < hi; e += kThreads) {
+    const double* p = slots + e;
+    double sum = 0.0;
+    // kChunk members' loads in flight, added in member order.
+    for (int m0 = 0; m0 < members; m0 += kChunk) {
+      double x[kChunk];
+#pragma unroll
+      for (int k = 0; k < kChunk; ++k) x[k] = m0 + k < members ? __ldcg(p + static_cast<size_t>(m0 + k) * slot_stride) : 0.0;
+#pragma unroll
+      for (int k = 0; k < kChunk; ++k)
+        if (m0 + k < members) sum = m0 + k == 0 ? x[k] : sum + x[k];
+    }
+    int ci, cj;
+    fragment_place<T>(elem0 + e, tm, tn, ci, cj);
+    if (ci < a.M && cj < a.N) store_c(a, ci, cj, sum);
+  }
+}
+
 // The end of a split-K share in a cluster (every block of it has exactly this one unit). `part`: this block's
 // stages, free now; ready and done: its two cluster mbarriers (kClusterSize arrives each). Each block sums its
 // slice over the cluster in rank order; a tile's last cluster (share index above the others') adds the other
@@ -259,7 +327,8 @@ __device__ __forceinline__ void fragment_place(int e, int tm, int tn, int& i, in
 template <class T>
 __device__ __forceinline__ void cluster_combine(const GemmArgs& a, const double (&acc)[T::MT][T::NT][4], double* part,
                                                 uint32_t ready, uint32_t done, double* partials, unsigned* sync, int v,
-                                                const stream_k::Plan::Share& share, int tm, int tn, int tw, int lane) {
+                                                const stream_k::Plan::Share& share, bool scatter, int tm, int tn, int tw,
+                                                int lane) {
   constexpr int kParts = T::kTileWarps * 32 * T::kWarpAcc, kThreads = T::kTileWarps * 32;
   constexpr int kSlice = kParts / stream_k::kClusterSize, kPer = kSlice / kThreads;
   static_assert(kPer * kThreads * stream_k::kClusterSize == kParts, "whole slices");
@@ -284,7 +353,13 @@ __device__ __forceinline__ void cluster_combine(const GemmArgs& a, const double 
   if (i == 0) cluster_arrive_all(done);
   // Across the tile's clusters: cluster c (0 .. per_tile - 1) of the tile; slot v holds block v's slice.
   const int per_tile = share.splits / stream_k::kClusterSize, c = (share.split - 1) / stream_k::kClusterSize;
-  if (c < per_tile - 1) {
+  if (scatter) {
+#pragma unroll
+    for (int k = 0; k < kPer; ++k) __stcg(partials + static_cast<size_t>(v) * kSlice + i + k * kThreads, sum[k]);
+    raise_member_flag<T>(flag_of<T>(sync, v, 0), per_tile, i);
+    scatter_combine<T>(a, partials, sync, stream_k::scatter_group(v, share, stream_k::kClusterSize), kSlice,
+                       static_cast<int>(rank) * kSlice, tm, tn, i, lane);
+  } else if (c < per_tile - 1) {
 #pragma unroll
     for (int k = 0; k < kPer; ++k) __stcg(partials + static_cast<size_t>(v) * kSlice + i + k * kThreads, sum[k]);
     raise_flag<T>(sync, v, tw, lane);
@@ -628,7 +703,16 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         }
         if (plan.cluster > 0) {
           cluster_combine<T>(a, acc, const_cast<double*>(smem), smem_addr(&cl_ready), smem_addr(&cl_done), partials,
-                             sync, v, share, tm, tn, tw, lane);
+                             sync, v, share, plan.scatter, tm, tn, tw, lane);
+          continue;
+        }
+        if (plan.scatter) {  // split-K in the tree's place: the tile's S shares are the members
+          double* slot = partial_slot<T>(partials, v, tw);
+#pragma unroll
+          for (int q = 0; q < T::kWarpAcc; ++q) __stcg(slot + q * 32 + lane, acc_q<T>(acc, q));
+          raise_member_flag<T>(flag_of<T>(sync, v, 0), share.splits, tw * 32 + lane);
+          scatter_combine<T>(a, partials, sync, stream_k::scatter_group(v, share, 0), T::kTileWarps * 32 * T::kWarpAcc,
+                             0, tm, tn, tw * 32 + lane, lane);
           continue;
         }
         // Lower tickets hold the tile's first k-tiles: add their partials (split-K: this share's sources in the
@@ -693,19 +777,28 @@ CUtensorMap tensor_map(const double* p, int rows, int cols, int ld, int box_cols
 }
 
 // A launch of `grid` blocks of tile T's kernel on `stream`, in clusters of stream_k::kClusterSize blocks where
-// `cluster` (the attribute's storage) is set.
+// `in_clusters`, and cooperative (every block resident at once) where `cooperative`; `attrs`: the attributes' storage.
 template <class T>
-void cluster_launch(cudaLaunchConfig_t& cfg, cudaLaunchAttribute& attr, int grid, cudaStream_t stream, bool in_clusters = true) {
+void cluster_launch(cudaLaunchConfig_t& cfg, cudaLaunchAttribute (&attrs)[2], int grid, cudaStream_t stream,
+                    bool in_clusters = true, bool cooperative = false) {
   cfg.gridDim = dim3(static_cast<unsigned>(grid));
   cfg.blockDim = dim3(T::kThreads);
   cfg.dynamicSmemBytes = T::kSmemBytes;
   cfg.stream = stream;
-  attr.id = cudaLaunchAttributeClusterDimension;
-  attr.val.clusterDim.x = stream_k::kClusterSize;
-  attr.val.clusterDim.y = 1;
-  attr.val.clusterDim.z = 1;
-  cfg.attrs = &attr;
-  cfg.numAttrs = in_clusters ? 1 : 0;
+  cfg.attrs = attrs;
+  cfg.numAttrs = 0;
+  if (in_clusters) {
+    cudaLaunchAttribute& c = attrs[cfg.numAttrs++];
+    c.id = cudaLaunchAttributeClusterDimension;
+    c.val.clusterDim.x = stream_k::kClusterSize;
+    c.val.clusterDim.y = 1;
+    c.val.clusterDim.z = 1;
+  }
+  if (cooperative) {
+    cudaLaunchAttribute& c = attrs[cfg.numAttrs++];
+    c.id = cudaLaunchAttributeCooperative;
+    c.val.cooperative = 1;
+  }
 }
 
 // Per device and tile: whether the kernel's code loads there, and its resident blocks per SM.
@@ -747,8 +840,8 @@ TileReadiness read_readiness(int device) {
                                                                  T::kSmemBytes));
         r.loads = r.blocks_per_sm > 0;
         cudaLaunchConfig_t cfg{};
-        cudaLaunchAttribute cluster{};
-        cluster_launch<T>(cfg, cluster, stream_k::kClusterSize * r.sm_count, nullptr);
+        cudaLaunchAttribute attrs[2]{};
+        cluster_launch<T>(cfg, attrs, stream_k::kClusterSize * r.sm_count, nullptr);
         if (cudaOccupancyMaxActiveClusters(&r.clusters, tma::tma_kernel<T>, &cfg) != cudaSuccess) r.clusters = 0;
       }
       (void)cudaGetLastError();  // a failed query above leaves its error behind
@@ -784,7 +877,7 @@ std::string describe(const stream_k::Plan& p) {
 }
 
 template <class T>
-void launch(const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared = true) {
+void launch(const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared = true, bool scatter = true) {
   // The operands as stored: A is M x K (K x M for A^T), B is K x N (N x K for B^T); boxes as the header says.
   const CUtensorMap map_a = T::TA ? tensor_map(a.A, a.K, a.M, a.lda, T::BM) : tensor_map(a.A, a.M, a.K, a.lda, T::BK);
   const CUtensorMap map_b = T::TB ? tensor_map(a.B, a.N, a.K, a.ldb, T::BK) : tensor_map(a.B, a.K, a.N, a.ldb, T::BN);
@@ -793,29 +886,30 @@ void launch(const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared
   const bool c_by_tma = T::kStoreTma && pipeline::wide_operand(a.C, a.ldc);
   const CUtensorMap map_c = c_by_tma ? tensor_map(a.C, a.M, a.N, a.ldc, 32) : CUtensorMap{};
   if (T::kStoreTma) ctx.notes()["dmma_tma_c"] = c_by_tma ? "TMA stores" : "register stores (ldc odd or C not 16-byte aligned)";
-  const stream_k::Plan plan = plan_for<T>(a, r, shared);
+  stream_k::Plan plan = plan_for<T>(a, r, shared);
+  plan.scatter = plan.scatter && scatter;  // the grid is within the resident blocks (in clusters): plan_for
   double* partials = nullptr;
   unsigned* sync = nullptr;
   if (plan.sk_blocks > 0) {  // the counters are self-resetting: zero before and after every launch
     partials = static_cast<double*>(ctx.device_scratch(sizeof(double) * T::BM * T::BN * static_cast<size_t>(plan.sk_blocks)));
     sync = ctx.zeroed_counters(1 + static_cast<size_t>(plan.sk_blocks) * T::kTileWarps);
   }
-  ctx.notes()["dmma_tma_schedule"] = describe(plan);
+  ctx.notes()["dmma_tma_schedule"] = describe(plan) + (plan.scatter ? ", summed scattered" : "");
   if (plan.splits() > 0)  // split-K in clusters needs the grid resident in clusters at once (plan_for)
     ctx.notes()["dmma_tma_clusters"] = std::to_string(r.clusters) + " clusters of " +
                                        std::to_string(stream_k::kClusterSize) + " resident";
   cudaLaunchConfig_t cfg{};
-  cudaLaunchAttribute cluster{};
-  cluster_launch<T>(cfg, cluster, plan.grid, ctx.stream(), plan.cluster > 0);
+  cudaLaunchAttribute attrs[2]{};
+  cluster_launch<T>(cfg, attrs, plan.grid, ctx.stream(), plan.cluster > 0, plan.scatter);
   CUDA_CHECK(cudaLaunchKernelEx(&cfg, tma::tma_kernel<T>, map_a, map_b, map_c, c_by_tma, a, plan, partials, sync));
   CUDA_CHECK_LAUNCH();
 }
 
 // Enqueues row `tile` of dmma::kTmaTiles; `shared` false: whole tiles only (no stream-K).
-void launch_tile(int tile, const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared) {
+void launch_tile(int tile, const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared, bool scatter) {
   with_ops(a, [&](auto ta, auto tb) {
     with_index<dmma::kTmaTileCount>(tile, [&](auto t) {
-      launch<tma::TileOf<decltype(t)::value, decltype(ta)::value, decltype(tb)::value>>(a, ctx, r, shared);
+      launch<tma::TileOf<decltype(t)::value, decltype(ta)::value, decltype(tb)::value>>(a, ctx, r, shared, scatter);
     }, "dmma_tma tiles");
   });
 }
@@ -863,7 +957,8 @@ __global__ void __launch_bounds__(kCopyThreads)
 // leading dimension rounded up to kTmaCopyPitch doubles (pitched_copy on the launch's stream, so the product
 // follows it in stream order). Where something is copied, the note dmma_tma_copies says what, and the phases
 // operand_copies and product time the two.
-void launch_describable(int tile, const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared) {
+void launch_describable(int tile, const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared,
+                        bool scatter = true) {
   GemmArgs b = a;
   std::string copies;
   auto copy = [&](const double*& p, int& ld, int rows, int cols, const char* name) {
@@ -884,7 +979,7 @@ void launch_describable(int tile, const GemmArgs& a, ExecContext& ctx, const Rea
     ctx.notes()["dmma_tma_copies"] = copies;
     ctx.mark_phase("operand_copies");
   }
-  launch_tile(tile, b, ctx, r, shared);
+  launch_tile(tile, b, ctx, r, shared, scatter);
   if (!copies.empty()) ctx.mark_phase("product");
 }
 
@@ -915,7 +1010,7 @@ int rule_pick(const GemmArgs& a, const TileReadiness& r, std::string* why) {
 
 // The rule's choice: the skinny kernel for C of a few rows or columns; otherwise a TMA tile where it scores above
 // dmma's configuration and can run, dmma otherwise.
-void run_rule(const GemmArgs& a, ExecContext& ctx) {
+void run_rule(const GemmArgs& a, ExecContext& ctx, bool scatter = true) {
   if (dmma::skinny_pick(a.M, a.N, a.K, a.transa, a.transb, dmma::current_target().sm_count)) {
     ctx.notes()["dmma_tma_path"] = "skinny " + skinny::describe(a) + " (C of at most " +
                                    std::to_string(dmma::kSkinnyMaxSide) + " rows or columns: FP64 FMA)";
@@ -927,7 +1022,7 @@ void run_rule(const GemmArgs& a, ExecContext& ctx) {
   const int pick = rule_pick(a, r, &why);
   ctx.notes()["dmma_tma_path"] = why;
   if (pick >= 0)
-    launch_describable(pick, a, ctx, r[static_cast<std::size_t>(pick)], true);
+    launch_describable(pick, a, ctx, r[static_cast<std::size_t>(pick)], true, scatter);
   else
     dmma::run_rule(a, ctx);
 }
@@ -946,7 +1041,17 @@ KS_GEMM_VARIANT({.info = {.name = "dmma_tma",
                                      "dimension copied first where that pays",
                           .min_cc = kTmaCc,
                           .phases = true},
-                 .launch = run_rule,
+                 .launch = [](const GemmArgs& a, ExecContext& ctx) { run_rule(a, ctx); },
+                 .ops = kOpsAll});
+
+// The rule with split-K summed as before the reduce-scatter (the Fenwick tree, or the last cluster reading every other
+// cluster's slices): the comparator of docs/gemm-notes.md, step 51.
+KS_GEMM_VARIANT({.info = {.name = "dmma_tma_unscattered",
+                          .summary = "dmma_tma's rule, split-K combined in the Fenwick tree or by the last cluster",
+                          .min_cc = kTmaCc,
+                          .tuning = true,
+                          .phases = true},
+                 .launch = [](const GemmArgs& a, ExecContext& ctx) { run_rule(a, ctx, false); },
                  .ops = kOpsAll});
 
 // Each TMA kernel on its own, for autotuning and testing: one per row of dmma::kTmaTiles, then dmma::kTmaExtras.

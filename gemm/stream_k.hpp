@@ -63,6 +63,11 @@ inline constexpr int kMaxSplits = 64;
 // per cluster). Measured and modelled in docs/gemm-notes.md, step 35.
 inline constexpr int kClusterSize = 4;
 
+// Split-K summed scattered (Plan::scatter) from this many ways in the tree. Below it the tree's owner reads one or
+// two partials one after another, and the scatter's wait for every share and its partial writes cost more: measured
+// on an H100 (docs/gemm-notes.md, step 51), 2 ways lost 1-5 points of cuBLAS, 8 to 16 ways gained 3-6.
+inline constexpr int kScatterMinSplits = 4;
+
 // Fenwick-tree helpers for split-K: the lowest set bit of i (i >= 1).
 KS_SK_HD inline int lowbit(int i) { return i & -i; }
 
@@ -73,6 +78,11 @@ struct Plan {
   int grid = 0;            // blocks launched
   int sk_blocks = 0;       // blocks [0, sk_blocks) share the k-tiles of tiles [dp_tiles, tiles); 0: none
   int cluster = 0;         // split-K in clusters of this many blocks (kClusterSize); 0: the Fenwick tree
+  // Split-K summed scattered: every share sums its own piece of the tile over all the shares' partials at once (in
+  // clusters, over the tile's clusters' slices; scatter_group), instead of the tree's chain of reads or the last
+  // cluster's reads one cluster after another; needs the grid resident at once (a cooperative launch). plan() sets
+  // it from kScatterMinSplits ways in the tree and from two clusters a tile.
+  bool scatter = false;
 
   KS_SK_HD long long sk_iters() const { return (tiles - dp_tiles) * k_tiles; }
   // The deepest block's share of the stream-K k-tiles (shares differ by at most one).
@@ -139,6 +149,26 @@ struct Plan {
       for (int j = i - low; j > 0; j -= lowbit(j)) f(v - (i - j));
   }
 };
+
+// Split-K summed scattered: the blocks whose partials block v sums its piece over (members first + stride m, m = 0 ..
+// members - 1, in that order) and its piece's index. In the tree, the tile's S shares; in clusters of `cluster`,
+// the blocks of v's rank in each of the tile's S / cluster clusters (each holds a slice of its cluster's sum).
+struct ScatterGroup {
+  int first, members, piece, stride;
+};
+KS_SK_HD inline ScatterGroup scatter_group(int v, const Plan::Share& s, int cluster) {
+  if (cluster > 0) {
+    const int c = (s.split - 1) / cluster;
+    return {v - c * cluster, s.splits / cluster, c, cluster};
+  }
+  return {v - (s.split - 1), s.splits, s.split - 1, 1};
+}
+// The elements [lo, hi) of a partial's `elems` that piece `piece` of `members` sums (the pieces differ by at most one
+// element).
+KS_SK_HD inline void scatter_piece(int elems, int members, int piece, int& lo, int& hi) {
+  lo = static_cast<int>(static_cast<long long>(elems) * piece / members);
+  hi = static_cast<int>(static_cast<long long>(elems) * (piece + 1) / members);
+}
 
 // The time, in k-tiles, until split-K's owner has added every partial: every share `share` deep (they differ by
 // at most one), each read of a partial `partial_cost`, a share adding a source when both are done. With equal
@@ -239,6 +269,7 @@ inline Plan plan(long long tiles, int k_tiles, int slots, double partial_cost = 
       consider(p);
     }
   }
+  best.scatter = best.splits() > 0 && (best.cluster > 0 ? best.splits() > best.cluster : best.splits() >= kScatterMinSplits);
   return best;
 }
 

@@ -9,11 +9,13 @@
 #include "gemm/host/problem.hpp"
 #include "gpu_test.hpp"
 
+#include <algorithm>
 #include <cstdint>
 #include <functional>
 #include <map>
 #include <ostream>
 #include <string>
+#include <vector>
 
 namespace ks::gemm {
 
@@ -43,8 +45,9 @@ inline GemmCheck run_once(const GemmVariant& v, Mode mode, const GemmProblem& p)
 // `v` on `p` in device mode `runs` times on one context, each from a poisoned C and checked against the
 // reference (the repeats catch state a launch leaves behind for the next: flags, counters), with the context's
 // device scratch poisoned (NaN) between runs, so that a partial read before its writer stored it cannot pass for
-// the previous run's identical one; where `note` is given, every launch's note of that name must start with
-// `prefix`. Returns the last launch's notes.
+// the previous run's identical one, and the context's zeroed counters checked to be zero again after each run (as
+// ExecContext::zeroed_counters asks of the kernels that use them); where `note` is given, every launch's note of
+// that name must start with `prefix`. Returns the last launch's notes.
 inline std::map<std::string, std::string> expect_repeated_runs(const GemmVariant& v, const GemmProblem& p, int runs,
                                                                const char* note = nullptr,
                                                                const std::string& prefix = {}) {
@@ -61,6 +64,14 @@ inline std::map<std::string, std::string> expect_repeated_runs(const GemmVariant
       EXPECT_EQ(ctx.notes()[note].rfind(prefix, 0), 0u) << v.info.name << " " << p.shape.str() << ": " << ctx.notes()[note];
     }
     notes = ctx.notes();
+    if (const std::size_t n = ctx.zeroed_counter_count(); n > 0) {
+      std::vector<unsigned> counters(n);
+      CUDA_CHECK(cudaMemcpyAsync(counters.data(), ctx.zeroed_counters(n), n * sizeof(unsigned), cudaMemcpyDeviceToHost,
+                                 ctx.stream()));
+      CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+      EXPECT_EQ(static_cast<std::size_t>(std::count(counters.begin(), counters.end(), 0u)), n)
+          << v.info.name << " " << p.shape.str() << " run " << run << ": counters left non-zero";
+    }
     ctx.begin_launch();
     // All of the scratch the next launch starts from (whole 256-byte units, so that taking it allocates nothing).
     if (const std::size_t bytes = ctx.device_scratch_room() / 256 * 256; bytes > 0) {
