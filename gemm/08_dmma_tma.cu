@@ -41,8 +41,9 @@
 //
 // Work schedule (gemm/stream_k.hpp): whole tiles in waves, then the last full wave and the remainder shared
 // by all blocks in equal runs of k-tiles (stream-K), or, where C has fewer tiles than SMs, each tile's K split
-// (split-K: up to 64 ways with the shares summed in a Fenwick tree, or where the plan says, in clusters of 4
-// blocks through distributed shared memory, as far as the clusters stay resident: cluster_combine); a block that
+// (split-K: up to 64 ways with the shares summed in a Fenwick tree, from 8 ways each share summing its own piece of
+// the tile over all the partials at once (scatter_combine), or where the plan says, in clusters of 4 blocks through
+// distributed shared memory, as far as the clusters stay resident: cluster_combine); a block that
 // ends inside a tile writes its accumulators to scratch (one slot per block, stored in fragment order so each
 // store is one coalesced 256-byte row) and raises a flag per warp of the tile (with two k-groups, after their
 // exchange, the first group's); the blocks above it that take its partial wait for the flags, add, and store C
@@ -251,43 +252,34 @@ __device__ __forceinline__ void fragment_place(int e, int tm, int tn, int& i, in
   j = tn * T::BN + (w / T::WARPS_M) * 32 + nt * 8 + 2 * (lane % 4) + r % 2;
 }
 
-// ---- split-K summed by every share at once (a reduce-scatter; Plan::scatter) ----
-// The blocks that hold one tile's partials (the tree's S shares, or in clusters the tile's clusters' blocks of one
-// rank, each holding a slice) are all resident at once (the launch is cooperative), so each can wait for every
-// other: each member writes its partial to its slot, raises its flag, waits for every member's flag, and sums its
-// own piece (a `members`-th of the partial's elements) over the members' partials in member order, then stores that
-// piece of C. One round of reads for every member at once, where the Fenwick tree's owner reads a chain of about
-// log2 S partials and the last cluster reads every other cluster's slice one after another (docs/gemm-notes.md,
-// step 51).
+// ---- split-K summed scattered (Plan::scatter; gemm/stream_k.hpp): a reduce-scatter over the tile's S shares ----
+// The shares of a tile are all resident at once (the launch is cooperative), so each can wait for every other: each
+// writes its partial to its slot, raises its flag, waits for every share's flag, and sums its own piece (an S-th of
+// the partial's elements, stream_k::scatter_piece) over the S partials in share order, then stores that piece of C.
+// One round of reads for every share at once, where the Fenwick tree's owner reads a chain of about log2 S partials
+// one after another (docs/gemm-notes.md, step 51).
 //
-// A member's flag is raised to the number of warps that will read it (members x kTileWarps), and each reading warp
-// lowers every flag it has seen by one (a reduction: no round trip), so the flags are zero again when the kernel
-// ends, as ExecContext::zeroed_counters asks; a flag not yet seen by a warp is at least one, so none misses it.
-
-// Raises this member's flag once every thread of the tile has stored its part of the partial (the tile barrier orders
-// their stores before thread 0's release, which is cumulative over them).
+// A share's flag is raised to the number of warps that will read it (S x kTileWarps), and each reading warp lowers
+// every flag it has seen by one (a reduction: no round trip), so the flags are zero again when the kernel ends, as
+// ExecContext::zeroed_counters asks; a flag not yet seen by a warp is at least one, so none misses it.
 template <class T>
-__device__ __forceinline__ void raise_member_flag(unsigned* flag, int members, int i) {
+__device__ __forceinline__ void scatter_combine(const GemmArgs& a, const double (&acc)[T::MT][T::NT][4], double* partials,
+                                                unsigned* sync, int v, const stream_k::Plan::Share& share, int tm, int tn,
+                                                int tw, int lane) {
+  constexpr int kParts = T::kTileWarps * 32 * T::kWarpAcc, kThreads = T::kTileWarps * 32, kChunk = 8;
+  const int members = share.splits, first = v - (share.split - 1), i = tw * 32 + lane;
+  double* slot = partial_slot<T>(partials, v, tw);
+#pragma unroll
+  for (int q = 0; q < T::kWarpAcc; ++q) __stcg(slot + q * 32 + lane, acc_q<T>(acc, q));
+  // Every thread of the tile has stored its part: the tile barrier orders those stores before thread 0's release,
+  // which is cumulative over them.
   tile_sync<T>();
   if (i == 0)
-    asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(flag), "r"(static_cast<unsigned>(members * T::kTileWarps))
+    asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(flag_of<T>(sync, v, 0)),
+                 "r"(static_cast<unsigned>(members * T::kTileWarps))
                  : "memory");
-}
-
-// Block v's partial is in its slot (`elems` doubles at partials + v x elems) and its flag raised: waits for the flags
-// of every member of its group (stream_k::scatter_group), sums its piece over the members' partials and stores it.
-// elem0: the tile's fragment-order index of a slot's element 0 (a cluster's slice r starts at r x the slice's size).
-// i: the thread's index among the tile's threads.
-template <class T>
-__device__ __forceinline__ void scatter_combine(const GemmArgs& a, const double* partials, unsigned* sync,
-                                                const stream_k::ScatterGroup& grp, int elems, int elem0, int tm, int tn,
-                                                int i, int lane) {
-  constexpr int kThreads = T::kTileWarps * 32, kChunk = 8;
-  const double* slots = partials + static_cast<size_t>(grp.first) * elems;
-  const size_t slot_stride = static_cast<size_t>(grp.stride) * elems;
-  const int members = grp.members;
   for (int m = lane; m < members; m += 32) {
-    unsigned* f = flag_of<T>(sync, grp.first + m * grp.stride, 0);
+    unsigned* f = flag_of<T>(sync, first + m, 0);
     for (;;) {
       unsigned up;
       asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(up) : "l"(f) : "memory");
@@ -299,22 +291,23 @@ __device__ __forceinline__ void scatter_combine(const GemmArgs& a, const double*
   // The warp barrier orders each lane's acquire before every lane's loads below (as raise_flag's orders the stores
   // before the release).
   __syncwarp();
+  const double* slots = partial_slot<T>(partials, first, 0);
   int lo, hi;
-  stream_k::scatter_piece(elems, members, grp.piece, lo, hi);
+  stream_k::scatter_piece(kParts, members, share.split - 1, lo, hi);
   for (int e = lo + i; e < hi; e += kThreads) {
-    const double* p = slots + e;
     double sum = 0.0;
-    // kChunk members' loads in flight, added in member order.
+    // kChunk shares' loads in flight, added in share order.
     for (int m0 = 0; m0 < members; m0 += kChunk) {
       double x[kChunk];
 #pragma unroll
-      for (int k = 0; k < kChunk; ++k) x[k] = m0 + k < members ? __ldcg(p + static_cast<size_t>(m0 + k) * slot_stride) : 0.0;
+      for (int k = 0; k < kChunk; ++k)
+        x[k] = m0 + k < members ? __ldcg(slots + static_cast<size_t>(m0 + k) * kParts + e) : 0.0;
 #pragma unroll
       for (int k = 0; k < kChunk; ++k)
         if (m0 + k < members) sum = m0 + k == 0 ? x[k] : sum + x[k];
     }
     int ci, cj;
-    fragment_place<T>(elem0 + e, tm, tn, ci, cj);
+    fragment_place<T>(e, tm, tn, ci, cj);
     if (ci < a.M && cj < a.N) store_c(a, ci, cj, sum);
   }
 }
@@ -327,8 +320,7 @@ __device__ __forceinline__ void scatter_combine(const GemmArgs& a, const double*
 template <class T>
 __device__ __forceinline__ void cluster_combine(const GemmArgs& a, const double (&acc)[T::MT][T::NT][4], double* part,
                                                 uint32_t ready, uint32_t done, double* partials, unsigned* sync, int v,
-                                                const stream_k::Plan::Share& share, bool scatter, int tm, int tn, int tw,
-                                                int lane) {
+                                                const stream_k::Plan::Share& share, int tm, int tn, int tw, int lane) {
   constexpr int kParts = T::kTileWarps * 32 * T::kWarpAcc, kThreads = T::kTileWarps * 32;
   constexpr int kSlice = kParts / stream_k::kClusterSize, kPer = kSlice / kThreads;
   static_assert(kPer * kThreads * stream_k::kClusterSize == kParts, "whole slices");
@@ -353,13 +345,7 @@ __device__ __forceinline__ void cluster_combine(const GemmArgs& a, const double 
   if (i == 0) cluster_arrive_all(done);
   // Across the tile's clusters: cluster c (0 .. per_tile - 1) of the tile; slot v holds block v's slice.
   const int per_tile = share.splits / stream_k::kClusterSize, c = (share.split - 1) / stream_k::kClusterSize;
-  if (scatter) {
-#pragma unroll
-    for (int k = 0; k < kPer; ++k) __stcg(partials + static_cast<size_t>(v) * kSlice + i + k * kThreads, sum[k]);
-    raise_member_flag<T>(flag_of<T>(sync, v, 0), per_tile, i);
-    scatter_combine<T>(a, partials, sync, stream_k::scatter_group(v, share, stream_k::kClusterSize), kSlice,
-                       static_cast<int>(rank) * kSlice, tm, tn, i, lane);
-  } else if (c < per_tile - 1) {
+  if (c < per_tile - 1) {
 #pragma unroll
     for (int k = 0; k < kPer; ++k) __stcg(partials + static_cast<size_t>(v) * kSlice + i + k * kThreads, sum[k]);
     raise_flag<T>(sync, v, tw, lane);
@@ -703,16 +689,11 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         }
         if (plan.cluster > 0) {
           cluster_combine<T>(a, acc, const_cast<double*>(smem), smem_addr(&cl_ready), smem_addr(&cl_done), partials,
-                             sync, v, share, plan.scatter, tm, tn, tw, lane);
+                             sync, v, share, tm, tn, tw, lane);
           continue;
         }
-        if (plan.scatter) {  // split-K in the tree's place: the tile's S shares are the members
-          double* slot = partial_slot<T>(partials, v, tw);
-#pragma unroll
-          for (int q = 0; q < T::kWarpAcc; ++q) __stcg(slot + q * 32 + lane, acc_q<T>(acc, q));
-          raise_member_flag<T>(flag_of<T>(sync, v, 0), share.splits, tw * 32 + lane);
-          scatter_combine<T>(a, partials, sync, stream_k::scatter_group(v, share, 0), T::kTileWarps * 32 * T::kWarpAcc,
-                             0, tm, tn, tw * 32 + lane, lane);
+        if (plan.scatter) {  // split-K from kScatterMinSplits ways: in the Fenwick tree's place
+          scatter_combine<T>(a, acc, partials, sync, v, share, tm, tn, tw, lane);
           continue;
         }
         // Lower tickets hold the tile's first k-tiles: add their partials (split-K: this share's sources in the
@@ -877,7 +858,7 @@ std::string describe(const stream_k::Plan& p) {
 }
 
 template <class T>
-void launch(const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared = true, bool scatter = true) {
+void launch(const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared = true) {
   // The operands as stored: A is M x K (K x M for A^T), B is K x N (N x K for B^T); boxes as the header says.
   const CUtensorMap map_a = T::TA ? tensor_map(a.A, a.K, a.M, a.lda, T::BM) : tensor_map(a.A, a.M, a.K, a.lda, T::BK);
   const CUtensorMap map_b = T::TB ? tensor_map(a.B, a.N, a.K, a.ldb, T::BK) : tensor_map(a.B, a.K, a.N, a.ldb, T::BN);
@@ -886,8 +867,7 @@ void launch(const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared
   const bool c_by_tma = T::kStoreTma && pipeline::wide_operand(a.C, a.ldc);
   const CUtensorMap map_c = c_by_tma ? tensor_map(a.C, a.M, a.N, a.ldc, 32) : CUtensorMap{};
   if (T::kStoreTma) ctx.notes()["dmma_tma_c"] = c_by_tma ? "TMA stores" : "register stores (ldc odd or C not 16-byte aligned)";
-  stream_k::Plan plan = plan_for<T>(a, r, shared);
-  plan.scatter = plan.scatter && scatter;  // the grid is within the resident blocks (in clusters): plan_for
+  const stream_k::Plan plan = plan_for<T>(a, r, shared);
   double* partials = nullptr;
   unsigned* sync = nullptr;
   if (plan.sk_blocks > 0) {  // the counters are self-resetting: zero before and after every launch
@@ -906,10 +886,10 @@ void launch(const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared
 }
 
 // Enqueues row `tile` of dmma::kTmaTiles; `shared` false: whole tiles only (no stream-K).
-void launch_tile(int tile, const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared, bool scatter) {
+void launch_tile(int tile, const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared) {
   with_ops(a, [&](auto ta, auto tb) {
     with_index<dmma::kTmaTileCount>(tile, [&](auto t) {
-      launch<tma::TileOf<decltype(t)::value, decltype(ta)::value, decltype(tb)::value>>(a, ctx, r, shared, scatter);
+      launch<tma::TileOf<decltype(t)::value, decltype(ta)::value, decltype(tb)::value>>(a, ctx, r, shared);
     }, "dmma_tma tiles");
   });
 }
@@ -957,8 +937,7 @@ __global__ void __launch_bounds__(kCopyThreads)
 // leading dimension rounded up to kTmaCopyPitch doubles (pitched_copy on the launch's stream, so the product
 // follows it in stream order). Where something is copied, the note dmma_tma_copies says what, and the phases
 // operand_copies and product time the two.
-void launch_describable(int tile, const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared,
-                        bool scatter = true) {
+void launch_describable(int tile, const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared) {
   GemmArgs b = a;
   std::string copies;
   auto copy = [&](const double*& p, int& ld, int rows, int cols, const char* name) {
@@ -979,7 +958,7 @@ void launch_describable(int tile, const GemmArgs& a, ExecContext& ctx, const Rea
     ctx.notes()["dmma_tma_copies"] = copies;
     ctx.mark_phase("operand_copies");
   }
-  launch_tile(tile, b, ctx, r, shared, scatter);
+  launch_tile(tile, b, ctx, r, shared);
   if (!copies.empty()) ctx.mark_phase("product");
 }
 
@@ -1010,7 +989,7 @@ int rule_pick(const GemmArgs& a, const TileReadiness& r, std::string* why) {
 
 // The rule's choice: the skinny kernel for C of a few rows or columns; otherwise a TMA tile where it scores above
 // dmma's configuration and can run, dmma otherwise.
-void run_rule(const GemmArgs& a, ExecContext& ctx, bool scatter = true) {
+void run_rule(const GemmArgs& a, ExecContext& ctx) {
   if (dmma::skinny_pick(a.M, a.N, a.K, a.transa, a.transb, dmma::current_target().sm_count)) {
     ctx.notes()["dmma_tma_path"] = "skinny " + skinny::describe(a) + " (C of at most " +
                                    std::to_string(dmma::kSkinnyMaxSide) + " rows or columns: FP64 FMA)";
@@ -1022,7 +1001,7 @@ void run_rule(const GemmArgs& a, ExecContext& ctx, bool scatter = true) {
   const int pick = rule_pick(a, r, &why);
   ctx.notes()["dmma_tma_path"] = why;
   if (pick >= 0)
-    launch_describable(pick, a, ctx, r[static_cast<std::size_t>(pick)], true, scatter);
+    launch_describable(pick, a, ctx, r[static_cast<std::size_t>(pick)], true);
   else
     dmma::run_rule(a, ctx);
 }
@@ -1041,17 +1020,7 @@ KS_GEMM_VARIANT({.info = {.name = "dmma_tma",
                                      "dimension copied first where that pays",
                           .min_cc = kTmaCc,
                           .phases = true},
-                 .launch = [](const GemmArgs& a, ExecContext& ctx) { run_rule(a, ctx); },
-                 .ops = kOpsAll});
-
-// The rule with split-K summed as before the reduce-scatter (the Fenwick tree, or the last cluster reading every other
-// cluster's slices): the comparator of docs/gemm-notes.md, step 51.
-KS_GEMM_VARIANT({.info = {.name = "dmma_tma_unscattered",
-                          .summary = "dmma_tma's rule, split-K combined in the Fenwick tree or by the last cluster",
-                          .min_cc = kTmaCc,
-                          .tuning = true,
-                          .phases = true},
-                 .launch = [](const GemmArgs& a, ExecContext& ctx) { run_rule(a, ctx, false); },
+                 .launch = run_rule,
                  .ops = kOpsAll});
 
 // Each TMA kernel on its own, for autotuning and testing: one per row of dmma::kTmaTiles, then dmma::kTmaExtras.

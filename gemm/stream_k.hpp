@@ -20,7 +20,8 @@
 // i - 2, i - 4, ... i - lowbit(i) / 2, each already the sum of its own range, so that it holds shares
 // (i - lowbit(i), i]; the last share (the tile's owner) then adds the roots S - lowbit(S), ... of the prefix
 // before its range and stores C. The longest chain of reads is about 2 log2(S), every read is of a lower
-// ticket, and the order is fixed (deterministic).
+// ticket, and the order is fixed (deterministic). From kScatterMinSplits ways, where the shares are resident at once
+// (a cooperative launch), each share sums its own S-th of the tile over all S partials instead (Plan::scatter).
 //
 // The walk of block v (its ticket: blocks take tickets in the order they start, so a block only ever waits
 // for blocks that started before it and are resident or done):
@@ -63,10 +64,12 @@ inline constexpr int kMaxSplits = 64;
 // per cluster). Measured and modelled in docs/gemm-notes.md, step 35.
 inline constexpr int kClusterSize = 4;
 
-// Split-K summed scattered (Plan::scatter) from this many ways in the tree. Below it the tree's owner reads one or
-// two partials one after another, and the scatter's wait for every share and its partial writes cost more: measured
-// on an H100 (docs/gemm-notes.md, step 51), 2 ways lost 1-5 points of cuBLAS, 8 to 16 ways gained 3-6.
-inline constexpr int kScatterMinSplits = 4;
+// Split-K summed scattered (Plan::scatter) from this many ways in the tree. Below it the tree's chain is one to three
+// reads, and the scatter's wait for every share (and the partial the owner writes too) cost as much or more:
+// measured on an H100 (docs/gemm-notes.md, step 51), 2, 4 and 5 ways lost 0.4-5 points of cuBLAS, 7 ways 0.2, and 8
+// to 16 ways gained 0.3-6. Clusters keep their own combine (the scattered sum over a tile's clusters' slices gained
+// nothing measurable there).
+inline constexpr int kScatterMinSplits = 8;
 
 // Fenwick-tree helpers for split-K: the lowest set bit of i (i >= 1).
 KS_SK_HD inline int lowbit(int i) { return i & -i; }
@@ -78,10 +81,9 @@ struct Plan {
   int grid = 0;            // blocks launched
   int sk_blocks = 0;       // blocks [0, sk_blocks) share the k-tiles of tiles [dp_tiles, tiles); 0: none
   int cluster = 0;         // split-K in clusters of this many blocks (kClusterSize); 0: the Fenwick tree
-  // Split-K summed scattered: every share sums its own piece of the tile over all the shares' partials at once (in
-  // clusters, over the tile's clusters' slices; scatter_group), instead of the tree's chain of reads or the last
-  // cluster's reads one cluster after another; needs the grid resident at once (a cooperative launch). plan() sets
-  // it from kScatterMinSplits ways in the tree and from two clusters a tile.
+  // Split-K summed scattered: every share sums its own piece of the tile (scatter_piece) over all the shares'
+  // partials at once, in the Fenwick tree's place; needs the grid resident at once (a cooperative launch). plan()
+  // sets it from kScatterMinSplits ways without clusters.
   bool scatter = false;
 
   KS_SK_HD long long sk_iters() const { return (tiles - dp_tiles) * k_tiles; }
@@ -150,26 +152,15 @@ struct Plan {
   }
 };
 
-// Split-K summed scattered: the blocks whose partials block v sums its piece over (members first + stride m, m = 0 ..
-// members - 1, in that order) and its piece's index. In the tree, the tile's S shares; in clusters of `cluster`,
-// the blocks of v's rank in each of the tile's S / cluster clusters (each holds a slice of its cluster's sum).
-struct ScatterGroup {
-  int first, members, piece, stride;
-};
-KS_SK_HD inline ScatterGroup scatter_group(int v, const Plan::Share& s, int cluster) {
-  if (cluster > 0) {
-    const int c = (s.split - 1) / cluster;
-    return {v - c * cluster, s.splits / cluster, c, cluster};
-  }
-  return {v - (s.split - 1), s.splits, s.split - 1, 1};
-}
-// The elements [lo, hi) of a partial's `elems` that piece `piece` of `members` sums (the pieces differ by at most one
-// element).
+// Split-K summed scattered: the elements [lo, hi) of a partial's `elems` that share `piece` (its index, 0 .. S - 1) of
+// `members` (S) sums over the S partials (the pieces differ by at most one element).
 KS_SK_HD inline void scatter_piece(int elems, int members, int piece, int& lo, int& hi) {
   lo = static_cast<int>(static_cast<long long>(elems) * piece / members);
   hi = static_cast<int>(static_cast<long long>(elems) * (piece + 1) / members);
 }
 
+// (From kScatterMinSplits ways the kernel sums scattered, which costs less than this chain; the plans still price the
+// chain, so they are the ones measured before the scatter: docs/gemm-notes.md, step 51.)
 // The time, in k-tiles, until split-K's owner has added every partial: every share `share` deep (they differ by
 // at most one), each read of a partial `partial_cost`, a share adding a source when both are done. With equal
 // shares, share i (not the owner) is done after log2(lowbit(i)) reads (its children i - d are done after
@@ -269,7 +260,7 @@ inline Plan plan(long long tiles, int k_tiles, int slots, double partial_cost = 
       consider(p);
     }
   }
-  best.scatter = best.splits() > 0 && (best.cluster > 0 ? best.splits() > best.cluster : best.splits() >= kScatterMinSplits);
+  best.scatter = best.cluster == 0 && best.splits() >= kScatterMinSplits;
   return best;
 }
 
