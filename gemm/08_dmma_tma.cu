@@ -159,11 +159,13 @@ __device__ __forceinline__ void wait_flag(const unsigned* flag) {
 // orders every lane's stores before lane 0's release store, which is cumulative over what it orders. (A
 // __threadfence before it, a sequentially consistent MEMBAR.SC.GPU per warp, cost 2-4 points of cuBLAS at 256 x 256
 // x 16384 and 65536; docs/gemm-notes.md, step 36.)
+__device__ __forceinline__ void release_flag(unsigned* flag, unsigned value) {
+  asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(flag), "r"(value) : "memory");
+}
 template <class T>
 __device__ __forceinline__ void raise_flag(unsigned* sync, int v, int cw, int lane) {
   __syncwarp();
-  if (lane == 0)
-    asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(flag_of<T>(sync, v, cw)), "r"(1u) : "memory");
+  if (lane == 0) release_flag(flag_of<T>(sync, v, cw), 1u);
 }
 
 // Waits for the flag of (block o, warp cw), then lowers it (consumed: the counters are zero again when the kernel
@@ -176,12 +178,19 @@ __device__ __forceinline__ void take_flag(unsigned* sync, int o, int cw, int lan
   if (lane == 0) *flag = 0;
 }
 
+// Warp cw's accumulators into block v's slot, past L1.
 template <class T>
-__device__ __forceinline__ void write_partial(const double (&acc)[T::MT][T::NT][4], double* partials, unsigned* sync,
-                                              int v, int cw, int lane) {
+__device__ __forceinline__ void store_partial(const double (&acc)[T::MT][T::NT][4], double* partials, int v, int cw,
+                                              int lane) {
   double* slot = partial_slot<T>(partials, v, cw);
 #pragma unroll
   for (int q = 0; q < T::kWarpAcc; ++q) __stcg(slot + q * 32 + lane, acc_q<T>(acc, q));
+}
+
+template <class T>
+__device__ __forceinline__ void write_partial(const double (&acc)[T::MT][T::NT][4], double* partials, unsigned* sync,
+                                              int v, int cw, int lane) {
+  store_partial<T>(acc, partials, v, cw, lane);
   raise_flag<T>(sync, v, cw, lane);
 }
 
@@ -268,24 +277,14 @@ __device__ __forceinline__ void scatter_combine(const GemmArgs& a, const double 
                                                 int tw, int lane) {
   constexpr int kParts = T::kTileWarps * 32 * T::kWarpAcc, kThreads = T::kTileWarps * 32, kChunk = 8;
   const int members = share.splits, first = v - (share.split - 1), i = tw * 32 + lane;
-  double* slot = partial_slot<T>(partials, v, tw);
-#pragma unroll
-  for (int q = 0; q < T::kWarpAcc; ++q) __stcg(slot + q * 32 + lane, acc_q<T>(acc, q));
+  store_partial<T>(acc, partials, v, tw, lane);
   // Every thread of the tile has stored its part: the tile barrier orders those stores before thread 0's release,
   // which is cumulative over them.
   tile_sync<T>();
-  if (i == 0)
-    asm volatile("st.release.gpu.global.u32 [%0], %1;\n" ::"l"(flag_of<T>(sync, v, 0)),
-                 "r"(static_cast<unsigned>(members * T::kTileWarps))
-                 : "memory");
+  if (i == 0) release_flag(flag_of<T>(sync, v, 0), static_cast<unsigned>(members * T::kTileWarps));
   for (int m = lane; m < members; m += 32) {
     unsigned* f = flag_of<T>(sync, first + m, 0);
-    for (;;) {
-      unsigned up;
-      asm volatile("ld.acquire.gpu.global.u32 %0, [%1];\n" : "=r"(up) : "l"(f) : "memory");
-      if (up != 0) break;
-      __nanosleep(32);
-    }
+    wait_flag(f);
     asm volatile("red.relaxed.gpu.global.add.u32 [%0], %1;\n" ::"l"(f), "r"(~0u) : "memory");  // seen: one less
   }
   // The warp barrier orders each lane's acquire before every lane's loads below (as raise_flag's orders the stores

@@ -64,14 +64,9 @@ inline std::map<std::string, std::string> expect_repeated_runs(const GemmVariant
       EXPECT_EQ(ctx.notes()[note].rfind(prefix, 0), 0u) << v.info.name << " " << p.shape.str() << ": " << ctx.notes()[note];
     }
     notes = ctx.notes();
-    if (const std::size_t n = ctx.zeroed_counter_count(); n > 0) {
-      std::vector<unsigned> counters(n);
-      CUDA_CHECK(cudaMemcpyAsync(counters.data(), ctx.zeroed_counters(n), n * sizeof(unsigned), cudaMemcpyDeviceToHost,
-                                 ctx.stream()));
-      CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
-      EXPECT_EQ(static_cast<std::size_t>(std::count(counters.begin(), counters.end(), 0u)), n)
-          << v.info.name << " " << p.shape.str() << " run " << run << ": counters left non-zero";
-    }
+    const std::vector<unsigned> counters = test::zeroed_counters_now(ctx);
+    EXPECT_EQ(static_cast<std::size_t>(std::count(counters.begin(), counters.end(), 0u)), counters.size())
+        << v.info.name << " " << p.shape.str() << " run " << run << ": counters left non-zero";
     ctx.begin_launch();
     // All of the scratch the next launch starts from (whole 256-byte units, so that taking it allocates nothing).
     if (const std::size_t bytes = ctx.device_scratch_room() / 256 * 256; bytes > 0) {

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "common/device_info.hpp"
+#include "common/exec_context.hpp"
 
 #include <gtest/gtest.h>
 
@@ -23,6 +24,17 @@ inline int current_cc() {
   CUDA_CHECK(cudaGetDevice(&dev));
   const DeviceFacts d = query_device(dev);
   return d.cc();
+}
+
+// The context's zeroed counters as they stand once the work queued on its stream is done: the kernels that use them
+// must leave them zero (ExecContext::zeroed_counters). Empty before the context's first request.
+inline std::vector<unsigned> zeroed_counters_now(ExecContext& ctx) {
+  std::vector<unsigned> words(ctx.zeroed_counter_count());
+  if (words.empty()) return words;
+  CUDA_CHECK(cudaMemcpyAsync(words.data(), ctx.zeroed_counters(words.size()), words.size() * sizeof(unsigned),
+                             cudaMemcpyDeviceToHost, ctx.stream()));
+  CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+  return words;
 }
 
 // KS_SMALL_SIZES set (tests/sanitize_gpu.sh): the GPU tests keep to small sizes, so that they finish under

@@ -103,10 +103,8 @@ TEST(FastGrid, SlotAndCountedHandoversGiveTheSameBitsAndLeaveTheCountersZero) {
   ExecContext ctx(stream.get());
   DeviceBuffer<std::int64_t> out(1);
   auto expect_counters_zero = [&](const std::string& what) {
-    std::vector<unsigned> c(ctx.zeroed_counter_count());
+    const std::vector<unsigned> c = test::zeroed_counters_now(ctx);
     ASSERT_FALSE(c.empty()) << what;
-    CUDA_CHECK(cudaStreamSynchronize(stream.get()));
-    CUDA_CHECK(cudaMemcpy(c.data(), ctx.zeroed_counters(1), c.size() * sizeof(unsigned), cudaMemcpyDeviceToHost));
     for (std::size_t i = 0; i < c.size(); ++i) ASSERT_EQ(c[i], 0u) << what << ": counter word " << i;
   };
   for (DType t : all_dtypes()) {
