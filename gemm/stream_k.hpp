@@ -12,8 +12,8 @@
 // kPartialCost k-tiles, beats whole tiles (plan() below).
 //
 // Split-K. Where C has fewer tiles than blocks (a small C over a deep K: 256 x 256 x 65536 is 8 tiles of
-// 128 x 64), each tile's K is split into S equal shares, one block each (S up to kMaxSplits in the tree, up to the
-// resident blocks in clusters): tile t's shares are blocks t S .. t S + S - 1, so a block touches one tile.
+// 128 x 64), each tile's K is split into S equal shares, one block each (S up to kMaxSplits outside clusters, up to
+// the resident blocks in clusters): tile t's shares are blocks t S .. t S + S - 1, so a block touches one tile.
 // Summing S partials in the last block would cost it S - 1 reads of a whole tile from L2 one after another
 // (15 x 64 KiB at 16 ways, about 9 us of one SM's L2 bandwidth against a 150 us product); instead the shares
 // combine in a Fenwick tree over i = 1 .. S (the share's index + 1): share i adds the partials of shares i - 1,
@@ -21,7 +21,8 @@
 // (i - lowbit(i), i]; the last share (the tile's owner) then adds the roots S - lowbit(S), ... of the prefix
 // before its range and stores C. The longest chain of reads is about 2 log2(S), every read is of a lower
 // ticket, and the order is fixed (deterministic). From kScatterMinSplits ways, where the shares are resident at once
-// (a cooperative launch), each share sums its own S-th of the tile over all S partials instead (Plan::scatter).
+// (a cooperative launch), each share sums its own S-th of the tile over all S partials instead (Plan::scatter), which
+// the plans price as it costs (scatter_combine_k_tiles).
 //
 // The walk of block v (its ticket: blocks take tickets in the order they start, so a block only ever waits
 // for blocks that started before it and are resident or done):
@@ -55,7 +56,9 @@ struct Unit {
 
 // Fewest k-tiles in one block's share: below it the partial's write and read cost more than the idle SMs.
 inline constexpr int kMinShare = 4;
-// Most shares of one tile's K combined in the Fenwick tree (header); split-K in clusters may split further.
+// Most shares of one tile's K outside clusters (the tree, and summed scattered from kScatterMinSplits ways); split-K in
+// clusters may split further. Scattered, 2 tiles split 64 ways (128 blocks) lost 2-6 points of cuBLAS to 60 ways in
+// clusters and 1 tile split 131 ways lost 9.5 to 120 in clusters (H100, docs/gemm-notes.md, step 52).
 inline constexpr int kMaxSplits = 64;
 // Split-K in clusters: where a tile's K is split a multiple of kClusterSize ways and the device can launch
 // clusters of that many blocks, each cluster's blocks (consecutive shares of one tile) sum their partials through
@@ -70,6 +73,14 @@ inline constexpr int kClusterSize = 4;
 // to 16 ways gained 0.3-6. Clusters keep their own combine (the scattered sum over a tile's clusters' slices gained
 // nothing measurable there).
 inline constexpr int kScatterMinSplits = 8;
+// The scatter's combine in the plans' unit, one partial's read by the tree's owner (partial_cost): measured in a probe
+// on an H100 (docs/gemm-notes.md, step 51) at 1.0 to 1.7 of the tree's reads over the combine-free floor (64 ways
+// 3.6 us against the tree's 6 reads' 20.5 us, 16 ways 3.1 against 4 reads' 8.4, 8 ways 2.6 against 3 reads' 4.5):
+// kScatterReads. Beyond kScatterFlatSplits ways a sixteenth of a read more for each further way: every share polls
+// and lowers every share's flag (S^2 flag operations a tile), and the scattered plans measured above 32 ways lost to
+// the clusters' combine (step 52).
+inline constexpr double kScatterReads = 1.5;
+inline constexpr int kScatterFlatSplits = 32;
 
 // Fenwick-tree helpers for split-K: the lowest set bit of i (i >= 1).
 KS_SK_HD inline int lowbit(int i) { return i & -i; }
@@ -91,6 +102,8 @@ struct Plan {
   KS_SK_HD long long longest_share() const { return sk_blocks > 0 ? (sk_iters() + sk_blocks - 1) / sk_blocks : 0; }
   // Where C has fewer tiles than blocks, the ways each tile's K is split; 0 for whole tiles and shared waves.
   KS_SK_HD int splits() const { return sk_blocks > 0 && dp_tiles == 0 && tiles < grid ? static_cast<int>(sk_blocks / tiles) : 0; }
+  // Whether split-K here sums scattered (what plan() sets `scatter` to): kScatterMinSplits ways or more, no clusters.
+  KS_SK_HD bool scatters() const { return cluster == 0 && splits() >= kScatterMinSplits; }
   // The first stream-K iteration of block v (v in [0, sk_blocks]); shares differ by at most one. With split-K,
   // aligned to the tiles: block v takes share v % S of tile v / S.
   KS_SK_HD long long begin(int v) const {
@@ -159,8 +172,6 @@ KS_SK_HD inline void scatter_piece(int elems, int members, int piece, int& lo, i
   hi = static_cast<int>(static_cast<long long>(elems) * (piece + 1) / members);
 }
 
-// (From kScatterMinSplits ways the kernel sums scattered, which costs less than this chain; the plans still price the
-// chain, so they are the ones measured before the scatter: docs/gemm-notes.md, step 51.)
 // The time, in k-tiles, until split-K's owner has added every partial: every share `share` deep (they differ by
 // at most one), each read of a partial `partial_cost`, a share adding a source when both are done. With equal
 // shares, share i (not the owner) is done after log2(lowbit(i)) reads (its children i - d are done after
@@ -177,6 +188,13 @@ inline double split_combine_k_tiles(double share, int splits, double partial_cos
   return share + partial_cost * reads;
 }
 
+// The same where split-K sums scattered (Plan::scatters): the share, then one round of reads (kScatterReads, and more
+// beyond kScatterFlatSplits ways).
+inline double scatter_combine_k_tiles(double share, int splits, double partial_cost) {
+  const double beyond = splits > kScatterFlatSplits ? (splits - kScatterFlatSplits) / 16.0 : 0.0;
+  return share + partial_cost * (kScatterReads + beyond);
+}
+
 // The same for split-K in clusters: the exchange inside each cluster, and where a tile has more than one cluster,
 // the last cluster's read of the others' slices, each priced at kClusterStepShare of a partial's read.
 inline constexpr double kClusterStepShare = 0.5;
@@ -191,7 +209,7 @@ inline constexpr double kPartialCost = 4.0;
 
 // The longest block's time in k-tiles: its whole tiles and its share, plus `partial_cost` for each partial its
 // owner reads (one in the shared waves, where each share is at least a tile deep; split-K: the Fenwick tree's
-// longest chain, split_combine_k_tiles).
+// longest chain, split_combine_k_tiles, or the scatter's round, scatter_combine_k_tiles).
 inline double predicted_k_tiles(const Plan& p, double partial_cost) {
   if (p.grid == 0) return 0;
   const long long rounds = (p.dp_tiles + p.grid - 1) / p.grid;  // whole tiles of the busiest block
@@ -200,6 +218,8 @@ inline double predicted_k_tiles(const Plan& p, double partial_cost) {
     const long long share = p.longest_share();
     if (p.cluster > 0)
       t += cluster_combine_k_tiles(static_cast<double>(share), p.splits(), partial_cost);
+    else if (p.scatters())
+      t += scatter_combine_k_tiles(static_cast<double>(share), p.splits(), partial_cost);
     else
       t += p.splits() > 0 ? split_combine_k_tiles(static_cast<double>(share), p.splits(), partial_cost)
                           : static_cast<double>(share) + partial_cost;
@@ -207,8 +227,8 @@ inline double predicted_k_tiles(const Plan& p, double partial_cost) {
   return t;
 }
 
-// Whether split-K in clusters of `splits` ways keeps the grid within a sixteenth of the most blocks the tree's
-// split-K could run (min(slots, tiles x kMaxSplits)). The clusters' combine is cheaper than the tree's, but the
+// Whether split-K in clusters of `splits` ways keeps the grid within a sixteenth of the most blocks split-K outside
+// clusters could run (min(slots, tiles x kMaxSplits)). The clusters' combine is priced below the others, but the
 // clusters that fit (an H100: 30 of 4, 120 blocks) can shrink the grid, and the model prices neither well enough to
 // weigh the two: measured on an H100 (docs/gemm-notes.md, step 35), 2 tiles split 60 ways in clusters (120 blocks)
 // beat 64 ways in the tree (128 blocks) by 1-7 points of cuBLAS, while 4 tiles split 28 ways (112 blocks) and 8 split
@@ -246,8 +266,8 @@ inline Plan plan(long long tiles, int k_tiles, int slots, double partial_cost = 
     consider(p);
     return best;
   }
-  // Fewer tiles than blocks: split each tile's K evenly, as many ways as pays. The tree at most kMaxSplits ways (its
-  // chain of reads grows with log2 S); clusters as far as they stay resident (their combine is two steps at any S:
+  // Fewer tiles than blocks: split each tile's K evenly, as many ways as pays. Outside clusters at most kMaxSplits
+  // ways (the tree's chain of reads grows with log2 S, the scatter's flags with S^2); clusters as far as they stay resident (their combine is two steps at any S:
   // one tile of 128 x 128 x 262144 split 120 ways rather than 64).
   for (long long splits = 2; tiles * splits <= slots && splits * kMinShare <= k_tiles; ++splits) {
     Plan p = whole;
@@ -260,7 +280,7 @@ inline Plan plan(long long tiles, int k_tiles, int slots, double partial_cost = 
       consider(p);
     }
   }
-  best.scatter = best.cluster == 0 && best.splits() >= kScatterMinSplits;
+  best.scatter = best.scatters();
   return best;
 }
 

@@ -123,29 +123,39 @@ TEST(StreamK, SharesTheLastWaveWherePredictedFaster) {
     EXPECT_EQ(q.dp_tiles, q.tiles);
   }
   // One tile: as many ways as pay, at most kMaxSplits, each at least kMinShare deep (partials at 4 k-tiles
-  // each, the Fenwick tree's chain). 4000 k-tiles: 64 ways (63 + 6 reads = 87 against 32 ways' 125 + 5 = 145);
-  // 12: 2 ways (6 + 1 beats 4 + 2 and 12); 9: whole (5 + 1 partial is not below 9).
+  // each; the Fenwick tree's chain below 8 ways, the scatter's round from there). 4000 k-tiles: 64 ways, summed
+  // scattered (63 + 3.5 reads = 77 against 32 ways' 125 + 1.5 = 131); 12: 2 ways (6 + 1 beats 4 + 2 and 12); 9:
+  // whole (5 + 1 partial is not below 9).
   EXPECT_EQ(sk::plan(1, 4000, 132).sk_blocks, sk::kMaxSplits);
+  EXPECT_DOUBLE_EQ(sk::predicted_k_tiles(sk::plan(1, 4000, 132), c), 63 + 3.5 * c);
   EXPECT_EQ(sk::plan(1, 12, 132).sk_blocks, 2);
   EXPECT_EQ(sk::plan(1, 9, 132).sk_blocks, 0);
-  // 256 x 256 x 65536 in 128 x 64 tiles: 8 tiles of 2048 k-tiles, 16 ways (128 blocks; 17 would need 136 slots).
+  // 256 x 256 x 65536 in 128 x 64 tiles: 8 tiles of 2048 k-tiles, 16 ways (128 blocks; 17 would need 136 slots),
+  // summed scattered: one round of kScatterReads where the tree's chain was 4 reads.
   p = sk::plan(8, 2048, 132);
   EXPECT_EQ(p.splits(), 16);
-  EXPECT_DOUBLE_EQ(sk::predicted_k_tiles(p, c), 128 + 4 * c);
+  EXPECT_TRUE(p.scatter);
+  EXPECT_DOUBLE_EQ(sk::predicted_k_tiles(p, c), 128 + sk::kScatterReads * c);
+  // The scatter's price: flat to kScatterFlatSplits ways, a sixteenth of a read more for each way beyond.
+  EXPECT_DOUBLE_EQ(sk::scatter_combine_k_tiles(10, 8, c), 10 + 1.5 * c);
+  EXPECT_DOUBLE_EQ(sk::scatter_combine_k_tiles(10, 32, c), 10 + 1.5 * c);
+  EXPECT_DOUBLE_EQ(sk::scatter_combine_k_tiles(10, 64, c), 10 + 3.5 * c);
 
   // Split-K in clusters (cluster_slots: 30 clusters of 4 resident, an H100's): 128 x 128 x 65536 in 128 x 64 tiles,
-  // 2 tiles of 2048 k-tiles: 60 ways in clusters (120 blocks: 35 + 2 steps of half a partial) against the tree's 64
-  // ways (32 + 6 reads); with no cluster slots the tree. 256 x 256 x 16384 in 128 x 128 tiles (4 of 512 k-tiles):
-  // 28 ways in clusters would shrink the grid to 112 of 132 blocks (cluster_fills): the tree's 32 ways.
+  // 2 tiles of 2048 k-tiles: 60 ways in clusters (120 blocks: 35 + 2 steps of half a partial) against 64 ways summed
+  // scattered (32 + 3.5 reads); with no cluster slots those. 256 x 256 x 16384 in 128 x 128 tiles (4 of 512 k-tiles):
+  // 28 ways in clusters would shrink the grid to 112 of 132 blocks (cluster_fills): 32 ways summed scattered.
   p = sk::plan(2, 2048, 132, c, true, 120);
   EXPECT_EQ(p.splits(), 60);
   EXPECT_EQ(p.cluster, sk::kClusterSize);
   EXPECT_DOUBLE_EQ(sk::predicted_k_tiles(p, c), 35 + 2 * sk::kClusterStepShare * c);
   EXPECT_EQ(sk::plan(2, 2048, 132, c, true, 0).cluster, 0);
   EXPECT_EQ(sk::plan(2, 2048, 132, c, true, 0).splits(), 64);
+  EXPECT_TRUE(sk::plan(2, 2048, 132, c, true, 0).scatter);
   p = sk::plan(4, 512, 132, c, true, 120);
   EXPECT_EQ(p.cluster, 0);
   EXPECT_EQ(p.splits(), 32);
+  EXPECT_TRUE(p.scatter);
   EXPECT_FALSE(sk::cluster_fills(4, 28, 132));
   EXPECT_TRUE(sk::cluster_fills(2, 60, 132));
 }
@@ -226,7 +236,7 @@ TEST(StreamK, ScatteredSharesEachSumOnePieceOfTheTile) {
 
 // The TMA kernels' stream-K schedules on the GPU (test_gemm_variants' shapes reach the split ones only): the last
 // wave and the remainder shared, K split from 2 to 120 ways (the Fenwick tree's combine with and without prefix
-// roots below 8 ways, summed scattered from 8, and in clusters of 4: 15 and 30 to a tile), and whole tiles; odd edges, padded leading dimensions, beta != 0 and beta == 0 (NaN in C's
+// roots below 8 ways, summed scattered from 8 to 43, and in clusters of 4: 15 and 30 to a tile), and whole tiles; odd edges, padded leading dimensions, beta != 0 and beta == 0 (NaN in C's
 // destination). The 128 x 128 kernel, the 128 x 64 one with two k-groups and its transpose 64 x 128, whose
 // partials are the first group's sum after the groups' exchange. Each product runs three times on one context
 // from a poisoned C: the flags and the ticket counter must be zero again after every launch, or a later owner
@@ -262,6 +272,7 @@ TEST(DmmaTmaStreamK, EverySchedulePassesRepeatedly) {
                          {{640, 1000, 2000}, 0.0, "40 tiles, K split 3 ways"},
                          {{2048, 64, 4000}, -1.0, "16 tiles, K split 8 ways"},
                          {{300, 200, 9000, 302, 9002, 301}, 0.5, "6 tiles, K split 22 ways"},
+                         {{256, 200, 30000, 257, 30001, 258}, -1.0, "4 tiles, K split 33 ways, summed scattered"},
                          {{100, 1, 30000}, 0.0, "1 tiles, K split 120 ways in clusters of 4"},
                          {{200, 100, 30000, 201, 30001, 202}, 0.5, "2 tiles, K split 60 ways in clusters of 4"},
                          {{1400, 1536, 200, 1402}, 0.0, "132 whole tiles"}});
@@ -275,6 +286,7 @@ TEST(DmmaTmaStreamK, TwoKGroupsEverySchedulePassesRepeatedly) {
                          {{100, 50, 30000, 101, 30001, 103}, 0.5, "1 tiles, K split 120 ways in clusters of 4"},
                          {{2048, 64, 4000}, -1.0, "16 tiles, K split 8 ways"},
                          {{200, 130, 20000, 202, 20002, 203}, -1.0, "6 tiles, K split 22 ways"},
+                         {{300, 60, 30000, 301, 30001, 303}, 0.5, "3 tiles, K split 43 ways, summed scattered"},
                          {{1400, 1536, 200, 1402}, 0.0, "264 whole tiles"},
                          {{1000, 1000, 1000, 1002, 1004, 1003}, 0.0, "128 whole tiles on 128 blocks"}});
 }
@@ -295,7 +307,7 @@ TEST(DmmaTmaStreamK, SixtyFourRowsEverySchedulePassesRepeatedly) {
 TEST(DmmaTmaStreamK, ThirtyTwoColumnsEverySchedulePassesRepeatedly) {
   expect_schedules_pass("dmma_tma_128x32_k32_2g",
                         {{{2900, 3000, 300, 2902, 302, 2901}, 0.5, "stream-K: 1980 whole tiles, 182 shared by 132 blocks"},
-                         {{640, 64, 2000}, 0.0, "10 tiles, K split 8 ways"},
+                         {{640, 64, 2000}, 0.0, "10 tiles, K split 13 ways"},
                          {{130, 30, 30000, 131, 30002, 133}, -1.0, "2 tiles, K split 60 ways in clusters of 4"},
                          {{2048, 20, 4000}, -1.0, "16 tiles, K split 8 ways"},
                          {{200, 70, 20000, 202, 20002, 203}, -1.0, "6 tiles, K split 22 ways"},
@@ -306,7 +318,7 @@ TEST(DmmaTmaStreamK, ThirtyTwoColumnsEverySchedulePassesRepeatedly) {
 TEST(DmmaTmaStreamK, ThirtyTwoRowsEverySchedulePassesRepeatedly) {
   expect_schedules_pass("dmma_tma_32x128_k32_2g",
                         {{{3000, 2900, 300, 3002, 302, 3001}, 0.5, "stream-K: 1980 whole tiles, 182 shared by 132 blocks"},
-                         {{64, 640, 2000}, 0.0, "10 tiles, K split 8 ways"},
+                         {{64, 640, 2000}, 0.0, "10 tiles, K split 13 ways"},
                          {{30, 130, 30000, 31, 30002, 33}, 0.5, "2 tiles, K split 60 ways in clusters of 4"},
                          {{20, 2048, 4000}, -1.0, "16 tiles, K split 8 ways"},
                          {{70, 200, 20000, 72, 20002, 71}, -1.0, "6 tiles, K split 22 ways"},
