@@ -57,8 +57,8 @@ struct Unit {
 // Fewest k-tiles in one block's share: below it the partial's write and read cost more than the idle SMs.
 inline constexpr int kMinShare = 4;
 // Most shares of one tile's K outside clusters (the tree, and summed scattered from kScatterMinSplits ways); split-K in
-// clusters may split further. Scattered, 2 tiles split 64 ways (128 blocks) lost 2-6 points of cuBLAS to 60 ways in
-// clusters and 1 tile split 131 ways lost 9.5 to 120 in clusters (H100, docs/gemm-notes.md, step 52).
+// clusters may split further. Uncapped, one tile split 131 ways summed scattered lost 9.5 points of cuBLAS to 120
+// ways in clusters (H100, docs/gemm-notes.md, step 52).
 inline constexpr int kMaxSplits = 64;
 // Split-K in clusters: where a tile's K is split a multiple of kClusterSize ways and the device can launch
 // clusters of that many blocks, each cluster's blocks (consecutive shares of one tile) sum their partials through
@@ -77,8 +77,8 @@ inline constexpr int kScatterMinSplits = 8;
 // on an H100 (docs/gemm-notes.md, step 51) at 1.0 to 1.7 of the tree's reads over the combine-free floor (64 ways
 // 3.6 us against the tree's 6 reads' 20.5 us, 16 ways 3.1 against 4 reads' 8.4, 8 ways 2.6 against 3 reads' 4.5):
 // kScatterReads. Beyond kScatterFlatSplits ways a sixteenth of a read more for each further way: every share polls
-// and lowers every share's flag (S^2 flag operations a tile), and the scattered plans measured above 32 ways lost to
-// the clusters' combine (step 52).
+// and lowers every share's flag (S^2 flag operations a tile), and 2 tiles split 64 ways scattered lost 1.5-6 points
+// of cuBLAS to split-K in clusters (step 52).
 inline constexpr double kScatterReads = 1.5;
 inline constexpr int kScatterFlatSplits = 32;
 
@@ -267,8 +267,9 @@ inline Plan plan(long long tiles, int k_tiles, int slots, double partial_cost = 
     return best;
   }
   // Fewer tiles than blocks: split each tile's K evenly, as many ways as pays. Outside clusters at most kMaxSplits
-  // ways (the tree's chain of reads grows with log2 S, the scatter's flags with S^2); clusters as far as they stay resident (their combine is two steps at any S:
-  // one tile of 128 x 128 x 262144 split 120 ways rather than 64).
+  // ways (the tree's chain of reads grows with log2 S, the scatter's flag operations with S^2); clusters as far as
+  // they stay resident (their combine is two steps at any S: one tile of 128 x 128 x 262144 split 120 ways rather
+  // than 64).
   for (long long splits = 2; tiles * splits <= slots && splits * kMinShare <= k_tiles; ++splits) {
     Plan p = whole;
     p.dp_tiles = 0;
