@@ -261,7 +261,7 @@ __device__ __forceinline__ void fragment_place(int e, int tm, int tn, int& i, in
   j = tn * T::BN + (w / T::WARPS_M) * 32 + nt * 8 + 2 * (lane % 4) + r % 2;
 }
 
-// ---- split-K summed scattered (Plan::scatter; gemm/stream_k.hpp): a reduce-scatter over the tile's S shares ----
+// ---- split-K summed scattered (Plan::scatters(); gemm/stream_k.hpp): a reduce-scatter over the tile's S shares ----
 // The shares of a tile are all resident at once (the launch is cooperative), so each can wait for every other: each
 // writes its partial to its slot, raises its flag, waits for every share's flag, and sums its own piece (an S-th of
 // the partial's elements, stream_k::scatter_piece) over the S partials in share order, then stores that piece of C.
@@ -691,7 +691,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
                              sync, v, share, tm, tn, tw, lane);
           continue;
         }
-        if (plan.scatter) {  // split-K from kScatterMinSplits ways: in the Fenwick tree's place
+        if (share.scatter) {  // split-K from kScatterMinSplits ways: in the Fenwick tree's place
           scatter_combine<T>(a, acc, partials, sync, v, share, tm, tn, tw, lane);
           continue;
         }
@@ -873,13 +873,13 @@ void launch(const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared
     partials = static_cast<double*>(ctx.device_scratch(sizeof(double) * T::BM * T::BN * static_cast<size_t>(plan.sk_blocks)));
     sync = ctx.zeroed_counters(1 + static_cast<size_t>(plan.sk_blocks) * T::kTileWarps);
   }
-  ctx.notes()["dmma_tma_schedule"] = describe(plan) + (plan.scatter ? ", summed scattered" : "");
+  ctx.notes()["dmma_tma_schedule"] = describe(plan) + (plan.scatters() ? ", summed scattered" : "");
   if (plan.splits() > 0)  // split-K in clusters needs the grid resident in clusters at once (plan_for)
     ctx.notes()["dmma_tma_clusters"] = std::to_string(r.clusters) + " clusters of " +
                                        std::to_string(stream_k::kClusterSize) + " resident";
   cudaLaunchConfig_t cfg{};
   cudaLaunchAttribute attrs[2]{};
-  cluster_launch<T>(cfg, attrs, plan.grid, ctx.stream(), plan.cluster > 0, plan.scatter);
+  cluster_launch<T>(cfg, attrs, plan.grid, ctx.stream(), plan.cluster > 0, plan.scatters());
   CUDA_CHECK(cudaLaunchKernelEx(&cfg, tma::tma_kernel<T>, map_a, map_b, map_c, c_by_tma, a, plan, partials, sync));
   CUDA_CHECK_LAUNCH();
 }

@@ -21,7 +21,7 @@
 // (i - lowbit(i), i]; the last share (the tile's owner) then adds the roots S - lowbit(S), ... of the prefix
 // before its range and stores C. The longest chain of reads is about 2 log2(S), every read is of a lower
 // ticket, and the order is fixed (deterministic). From kScatterMinSplits ways, where the shares are resident at once
-// (a cooperative launch), each share sums its own S-th of the tile over all S partials instead (Plan::scatter), which
+// (a cooperative launch), each share sums its own S-th of the tile over all S partials instead (Plan::scatters()), which
 // the plans price as it costs (scatter_combine_k_tiles).
 //
 // The walk of block v (its ticket: blocks take tickets in the order they start, so a block only ever waits
@@ -67,7 +67,7 @@ inline constexpr int kMaxSplits = 64;
 // per cluster). Measured and modelled in docs/gemm-notes.md, step 35.
 inline constexpr int kClusterSize = 4;
 
-// Split-K summed scattered (Plan::scatter) from this many ways in the tree. Below it the tree's chain is one to three
+// Split-K summed scattered (Plan::scatters()) from this many ways in the tree. Below it the tree's chain is one to three
 // reads, and the scatter's wait for every share (and the partial the owner writes too) cost as much or more:
 // measured on an H100 (docs/gemm-notes.md, step 51), 2, 4 and 5 ways lost 0.4-5 points of cuBLAS, 7 ways 0.2, and 8
 // to 16 ways gained 0.3-6. Clusters keep their own combine (the scattered sum over a tile's clusters' slices gained
@@ -92,17 +92,15 @@ struct Plan {
   int grid = 0;            // blocks launched
   int sk_blocks = 0;       // blocks [0, sk_blocks) share the k-tiles of tiles [dp_tiles, tiles); 0: none
   int cluster = 0;         // split-K in clusters of this many blocks (kClusterSize); 0: the Fenwick tree
-  // Split-K summed scattered: every share sums its own piece of the tile (scatter_piece) over all the shares'
-  // partials at once, in the Fenwick tree's place; needs the grid resident at once (a cooperative launch). plan()
-  // sets it from kScatterMinSplits ways without clusters.
-  bool scatter = false;
 
   KS_SK_HD long long sk_iters() const { return (tiles - dp_tiles) * k_tiles; }
   // The deepest block's share of the stream-K k-tiles (shares differ by at most one).
   KS_SK_HD long long longest_share() const { return sk_blocks > 0 ? (sk_iters() + sk_blocks - 1) / sk_blocks : 0; }
   // Where C has fewer tiles than blocks, the ways each tile's K is split; 0 for whole tiles and shared waves.
   KS_SK_HD int splits() const { return sk_blocks > 0 && dp_tiles == 0 && tiles < grid ? static_cast<int>(sk_blocks / tiles) : 0; }
-  // Whether split-K here sums scattered (what plan() sets `scatter` to): kScatterMinSplits ways or more, no clusters.
+  // Whether split-K here sums scattered: every share sums its own piece of the tile (scatter_piece) over all the
+  // shares' partials at once, in the Fenwick tree's place; kScatterMinSplits ways or more, no clusters. Needs the
+  // grid resident at once (a cooperative launch).
   KS_SK_HD bool scatters() const { return cluster == 0 && splits() >= kScatterMinSplits; }
   // The first stream-K iteration of block v (v in [0, sk_blocks]); shares differ by at most one. With split-K,
   // aligned to the tiles: block v takes share v % S of tile v / S.
@@ -121,6 +119,7 @@ struct Plan {
     long long units;       // dp + stream-K tiles touched
     int split;             // split-K: the share's index i in 1 .. S (the Fenwick tree's); 0 without split-K
     int splits;            // split-K: S; 0 without
+    bool scatter;          // split-K summed scattered (scatters())
   };
   KS_SK_HD Share share(int v) const {
     Share s{};
@@ -135,6 +134,7 @@ struct Plan {
       }
       s.splits = splits();
       s.split = s.splits > 0 ? v % s.splits + 1 : 0;
+      s.scatter = scatters();
     }
     return s;
   }
@@ -281,7 +281,6 @@ inline Plan plan(long long tiles, int k_tiles, int slots, double partial_cost = 
       consider(p);
     }
   }
-  best.scatter = best.scatters();
   return best;
 }
 

@@ -134,7 +134,7 @@ TEST(StreamK, SharesTheLastWaveWherePredictedFaster) {
   // summed scattered: one round of kScatterReads where the tree's chain was 4 reads.
   p = sk::plan(8, 2048, 132);
   EXPECT_EQ(p.splits(), 16);
-  EXPECT_TRUE(p.scatter);
+  EXPECT_TRUE(p.scatters());
   EXPECT_DOUBLE_EQ(sk::predicted_k_tiles(p, c), 128 + sk::kScatterReads * c);
   // The scatter's price: flat to kScatterFlatSplits ways, a sixteenth of a read more for each way beyond.
   EXPECT_DOUBLE_EQ(sk::scatter_combine_k_tiles(10, 8, c), 10 + 1.5 * c);
@@ -151,11 +151,11 @@ TEST(StreamK, SharesTheLastWaveWherePredictedFaster) {
   EXPECT_DOUBLE_EQ(sk::predicted_k_tiles(p, c), 35 + 2 * sk::kClusterStepShare * c);
   EXPECT_EQ(sk::plan(2, 2048, 132, c, true, 0).cluster, 0);
   EXPECT_EQ(sk::plan(2, 2048, 132, c, true, 0).splits(), 64);
-  EXPECT_TRUE(sk::plan(2, 2048, 132, c, true, 0).scatter);
+  EXPECT_TRUE(sk::plan(2, 2048, 132, c, true, 0).scatters());
   p = sk::plan(4, 512, 132, c, true, 120);
   EXPECT_EQ(p.cluster, 0);
   EXPECT_EQ(p.splits(), 32);
-  EXPECT_TRUE(p.scatter);
+  EXPECT_TRUE(p.scatters());
   EXPECT_FALSE(sk::cluster_fills(4, 28, 132));
   EXPECT_TRUE(sk::cluster_fills(2, 60, 132));
 }
@@ -193,7 +193,7 @@ TEST(StreamK, ClusterPlansKeepEachClusterInOneTile) {
   EXPECT_LE(sk::plan(1, 938, 132, sk::kPartialCost, true, 0).splits(), sk::kMaxSplits);
 }
 
-// Split-K summed scattered (Plan::scatter): which plans take it (kScatterMinSplits ways or more, not in clusters),
+// Split-K summed scattered (Plan::scatters()): which plans take it (kScatterMinSplits ways or more, not in clusters),
 // and the shares' pieces (scatter_piece), which partition a partial's elements in runs that differ by at most one,
 // in share order. The kernel's member of piece i is share i of the tile, blocks v - (split - 1) onward: every block
 // of a split-K plan holds one share of one tile (EveryKTileOnceAndEveryPartialSummedOnce).
@@ -207,10 +207,13 @@ TEST(StreamK, ScatteredSharesEachSumOnePieceOfTheTile) {
         const int S = p.splits();
         const std::string at = std::to_string(tiles) + " tiles, " + std::to_string(k_tiles) + " k-tiles, " +
                                std::to_string(cluster_slots) + " cluster slots";
-        EXPECT_EQ(p.scatter, p.cluster == 0 && S >= sk::kScatterMinSplits) << at;
-        scattered += p.scatter;
-        treed += S > 1 && p.cluster == 0 && !p.scatter;
-        if (!p.scatter) continue;
+        scattered += p.scatters();
+        treed += S > 1 && p.cluster == 0 && !p.scatters();
+        for (int v = 0; v < p.grid; ++v)  // the kernel branches on its block's share
+          EXPECT_EQ(p.share(v).scatter, p.scatters()) << at << ": block " << v;
+        if (!p.scatters()) continue;
+        EXPECT_EQ(p.cluster, 0) << at;
+        EXPECT_GE(S, sk::kScatterMinSplits) << at;
         for (int v = 0; v < p.grid; ++v) {
           const sk::Plan::Share sh = p.share(v);
           EXPECT_EQ(sh.splits, S) << at;
