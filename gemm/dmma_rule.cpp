@@ -107,7 +107,16 @@ double tma_score(int M, int N, int K, const Target& t, bool tma_ready, bool tma_
   const double longest = stream_k::predicted_k_tiles(p, stream_k::kPartialCost);
   if (longest <= 0) return 0;  // empty C
   const double useful = static_cast<double>(M) * N / (s.bm * s.bn) * p.k_tiles;
-  return (K <= kTmaShallowDepth ? s.shallow_speed : s.speed) * useful / (t.sm_count * longest);
+  const double speed = p.splits() > 0 && tma_thin_full_speed(M, N, tile) ? kTmaThinSplitSpeed
+                       : K <= kTmaShallowDepth                          ? s.shallow_speed
+                                                                        : s.speed;
+  return speed * useful / (t.sm_count * longest);
+}
+
+bool tma_thin_full_speed(int M, int N, int tile) {
+  const TmaTile& s = kTmaTiles[tile];
+  if (s.bn == kTmaThinSide) return M % s.bm == 0;
+  return s.bm == kTmaThinSide && N % s.bn == 0;
 }
 
 double tma_copy_factor(int M, int N, int K, double tma, long long copied) {

@@ -150,6 +150,13 @@ inline constexpr TmaTile kTmaTiles[] = {
 inline constexpr int kTmaShallowDepth = 256;
 // The 32-wide tiles' side (128 x 32 and 32 x 128; the kernel's warps hold 32 x 32 pieces of C there).
 inline constexpr int kTmaThinSide = 32;
+// The 32-wide tiles' speed where their plan splits K (C has fewer tiles than SMs) and their 128-long side has no
+// partial tile (tma_thin_full_speed): the 128 x 64 tiles', not the 0.85 of C of 9 to 32 columns. Measured on an H100
+// (docs/gemm-notes.md, step 53; every candidate tile on 95 small-C shapes): there they ran at or ahead of the other
+// tiles (256 x 1024 x 4096 100.4% of cuBLAS against 93.6% for 128 x 64, 512 x 512 x 4096 108.3 against 92.9),
+// where the 128-long side pads they ran 0.50-0.93 of the best other tile (200 x 1024 x 8192, 128 x 32: 76.5%
+// against 99.0), so there they keep 0.85.
+inline constexpr double kTmaThinSplitSpeed = 1.00;
 inline constexpr int kTmaTileCount = static_cast<int>(std::size(kTmaTiles));
 
 // What the rule needs to know about the GPU.
@@ -245,12 +252,15 @@ inline constexpr const char* kTmaOperandsRefused =
 double tma_copy_factor(int M, int N, int K, double tma, long long copied);
 
 // TMA tile `tile`'s score (0 for a tile with no speed), as score() for dmma's shapes but over its schedule (gemm/stream_k.hpp, one block
-// per SM): speed (shallow_speed where K <= kTmaShallowDepth) x useful k-tiles / (SMs x the longest block's
-// predicted k-tiles, stream_k::predicted_k_tiles);
+// per SM): speed (shallow_speed where K <= kTmaShallowDepth; kTmaThinSplitSpeed for a 32-wide tile whose plan splits
+// K, tma_thin_full_speed) x useful k-tiles / (SMs x the longest block's predicted k-tiles, stream_k::predicted_k_tiles);
 // without stream-K this is speed x the wave fill. 0 where it cannot run: `tma_ready` false (no sm_90a code for
 // this GPU, or the kernel does not load), or operands the TMA cannot describe (`tma_operands`: lda and ldb even,
 // A and B 16-byte aligned).
 double tma_score(int M, int N, int K, const Target& t, bool tma_ready, bool tma_operands, int tile = 0);
+// Whether TMA tile `tile` is a 32-wide tile whose 128-long side divides C's (M for 128 x 32, N for 32 x 128): where
+// its plan splits K it runs at kTmaThinSplitSpeed.
+bool tma_thin_full_speed(int M, int N, int tile);
 
 // Where C is too small for a tile per SM, both dmma and the TMA kernels split K: dmma in a second kernel, the TMA
 // kernels in a Fenwick tree inside the kernel (gemm/stream_k.hpp), whose chain of partial reads costs about 4.5 us

@@ -237,21 +237,36 @@ TEST(DmmaTmaRule, TmaWhereItScoresAboveDmmaAndCanRun) {
   EXPECT_NEAR(dmma::tma_score(256, 256, 65536, t, true, true, 1),
               8.0 * 2048 / (132 * (128 + stream_k::kScatterReads * stream_k::kPartialCost)), 1e-12);
   EXPECT_EQ(dmma::tma_pick(256, 256, 65536, t, both, 0, &why), 0) << why;
-  // K = 16384: the 128 x 64 kernel, 8 tiles split 16 ways summed scattered (32 + 1.5 reads: 0.817), above the
-  // 32-wide tiles' 16 split 8 ways and dmma's split-K. Measured, it is the slower of the two TMA plans (91-92% of
-  // cuBLAS against the 32-wide tiles' 95-97%; step 52): a regression of the scattered prices the model does not see.
+  // K = 16384: the 128 x 32 kernel, 16 tiles split 8 ways summed scattered, at the 128 x 64 tiles' speed where K is
+  // split and its 128-long side has no partial tile (64 + 1.5 reads: 0.887), above the 128 x 64 kernel's 8 tiles
+  // split 16 ways (32 + 1.5 reads: 0.817) and dmma's split-K. Measured 96.3-98.6% of cuBLAS against 92.7-93.1%
+  // (docs/gemm-notes.md, step 53).
+  const int cols32 = tma_tile_where([](const dmma::TmaTile& x) { return x.bn == dmma::kTmaThinSide; });
+  const int rows32 = tma_tile_where([](const dmma::TmaTile& x) { return x.bm == dmma::kTmaThinSide; });
+  ASSERT_LT(cols32, dmma::kTmaTileCount);
+  ASSERT_LT(rows32, dmma::kTmaTileCount);
+  EXPECT_NEAR(dmma::tma_score(256, 256, 16384, t, true, true, cols32),
+              dmma::kTmaThinSplitSpeed * 16 * 512 / (132 * (64 + stream_k::kScatterReads * stream_k::kPartialCost)), 1e-12);
   EXPECT_GT(dmma::tma_score(256, 256, 16384, t, true, true, 1), dmma::split_score(256, 256, dmma::choose(256, 256, 16384, t), t, true));
   bool wide_tiles[dmma::kTmaTileCount];
   for (int i = 0; i < dmma::kTmaTileCount; ++i)
     wide_tiles[i] = dmma::kTmaTiles[i].bm != dmma::kTmaThinSide && dmma::kTmaTiles[i].bn != dmma::kTmaThinSide;
   EXPECT_EQ(dmma::tma_pick(256, 256, 16384, t, wide_tiles, 0, &why), 1) << why;
-  EXPECT_EQ(dmma::tma_pick(256, 256, 16384, t, both, 0, &why), 1) << why;
+  EXPECT_EQ(dmma::tma_pick(256, 256, 16384, t, both, 0, &why), cols32) << why;
+  // Full speed only where the tile's 128-long side divides C's: at 200 x 1024 x 8192 the 128 x 32 tile pads 200 rows
+  // to 256 and keeps its 0.85 (measured 76.5% of cuBLAS against the 128 x 64 kernel's 99.0%); the 32 x 128 tile
+  // (1024 columns) would be at full speed, but reads B (64 MiB) once per row of tiles (tma_reads_once).
+  EXPECT_TRUE(dmma::tma_thin_full_speed(256, 256, cols32));
+  EXPECT_TRUE(dmma::tma_thin_full_speed(256, 256, rows32));
+  EXPECT_FALSE(dmma::tma_thin_full_speed(200, 1024, cols32));
+  EXPECT_TRUE(dmma::tma_thin_full_speed(200, 1024, rows32));
+  EXPECT_FALSE(dmma::tma_thin_full_speed(1024, 200, rows32));
+  EXPECT_FALSE(dmma::tma_thin_full_speed(256, 256, 0));  // not a 32-wide tile
+  EXPECT_NEAR(dmma::tma_score(200, 1024, 8192, t, true, true, cols32),
+              dmma::kTmaTiles[cols32].speed * (200.0 * 1024 / (128 * 32)) * 256 / (132 * 128.0 + 132 * stream_k::kPartialCost), 1e-12);
+  EXPECT_EQ(dmma::tma_pick(200, 1024, 8192, t, both, 0, &why), 1) << why;
   // The 32-wide tiles read one of A and B (32 MiB each) once per tile row or column; both fit in the L2, so the
   // rereads stay there.
-  const int cols32 = tma_tile_where([](const dmma::TmaTile& x) { return x.bn == dmma::kTmaThinSide; });
-  const int rows32 = tma_tile_where([](const dmma::TmaTile& x) { return x.bm == dmma::kTmaThinSide; });
-  ASSERT_LT(cols32, dmma::kTmaTileCount);
-  ASSERT_LT(rows32, dmma::kTmaTileCount);
   EXPECT_TRUE(dmma::tma_reads_once(256, 256, 16384, t, cols32));
   // C of 9 to 32 columns or rows: the 32-wide tiles, one tile across C's narrow side (64 tiles split 2 ways, where the
   // 64-wide ones did twice the tensor-core work on padding: 98.8% of cuBLAS against 92.8% at 8192 x 32 x 8192).
@@ -269,19 +284,23 @@ TEST(DmmaTmaRule, TmaWhereItScoresAboveDmmaAndCanRun) {
   EXPECT_FALSE(dmma::tma_reads_once(256, 256, 16384, no_l2, cols32));
   EXPECT_TRUE(dmma::tma_reads_once(8192, 32, 8192, no_l2, cols32));
   EXPECT_EQ(dmma::tma_pick(128, 128, 262144, t, both, 0, &why), 1) << why;  // 2 tiles, 64 ways: 128 + 3.5 reads
-  // dmma's split-K score priced for its second kernel (kDmmaSplitKPrice): at 128 x 1024 x 16384 its 0.892 becomes
-  // 0.776, below the TMA kernels' 0.887 (measured: 103.9% of cuBLAS against 93.7%), and likewise for the transpose
-  // and 512 x 256 x 16384; at 256 x 256 x 8192 dmma stays (97.9% against 75.4%).
+  // dmma's split-K score priced for its second kernel (kDmmaSplitKPrice): among the 64- and 128-wide tiles, at 128 x
+  // 1024 x 16384 its 0.892 becomes 0.776, below the TMA kernels' 0.887 (measured: 103.9% of cuBLAS against 93.7%),
+  // and likewise for the transpose and 512 x 256 x 16384; at 256 x 256 x 8192 dmma stays (97.9% against 75.4%). With
+  // the 32-wide tiles (0.913 there, 0.817 at 256 x 256 x 8192: 96.8% against dmma's 95.7%) the TMA kernels win outright.
   for (const auto& [M, N, K] : {std::tuple{128, 1024, 16384}, {1024, 128, 16384}, {512, 256, 16384}}) {
-    EXPECT_GE(dmma::tma_pick(M, N, K, t, both, 0, &why), 0) << M << "x" << N << "x" << K << ": " << why;
+    EXPECT_GE(dmma::tma_pick(M, N, K, t, wide_tiles, 0, &why), 0) << M << "x" << N << "x" << K << ": " << why;
     double tma = 0;
-    for (int i = 0; i < dmma::kTmaTileCount; ++i) tma = std::max(tma, dmma::tma_score(M, N, K, t, true, true, i));
+    for (int i = 0; i < dmma::kTmaTileCount; ++i)
+      if (wide_tiles[i]) tma = std::max(tma, dmma::tma_score(M, N, K, t, true, true, i));
     EXPECT_GT(dmma::split_score(M, N, dmma::choose(M, N, K, t), t, true), tma)
         << "the price, not the fill, decides: " << M << "x" << N << "x" << K;
+    EXPECT_GE(dmma::tma_pick(M, N, K, t, both, 0, &why), 0) << M << "x" << N << "x" << K << ": " << why;
   }
   EXPECT_NEAR(dmma::kDmmaSplitKPrice * dmma::split_score(128, 1024, dmma::choose(128, 1024, 16384, t), t, true), 0.776,
               0.001);
-  EXPECT_EQ(dmma::tma_pick(256, 256, 8192, t, both, 0, &why), -1) << why;
+  EXPECT_EQ(dmma::tma_pick(256, 256, 8192, t, wide_tiles, 0, &why), -1) << why;
+  EXPECT_EQ(dmma::tma_pick(256, 256, 8192, t, both, 0, &why), cols32) << why;
   // Where the TMA plan sums scattered, the rule prices that combine, not the tree's chain: at 300 x 200 x 9000 (10
   // tiles of 64 x 128 split 13 ways) the TMA kernel now beats dmma's split-K (87-88% of cuBLAS against 72-79%), as at
   // 128 x 300 x 9000 (95-96% against 64%) and 64 x 300 x 65536 (81% against 47%; step 52).
