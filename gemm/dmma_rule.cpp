@@ -151,9 +151,9 @@ int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileC
   const Config c = choose(M, N, K, t, wide);
   const double other = c.splits > 1 ? kDmmaSplitKPrice * split_score(M, N, c, t, wide) : score(M, N, c.shape, t, wide);
   // Where both split K, the TMA kernel's split only where its combine is at most kMaxCombineShare of its predicted
-  // time (gemm/dmma_shapes.hpp).
+  // time or it leads dmma by more than kCombineCapLead (gemm/dmma_shapes.hpp).
   const double combine = c.splits > 1 && best >= 0 ? tma_combine_share(M, N, K, t, best) : 0;
-  const bool combine_too_long = combine > kMaxCombineShare;
+  const bool combine_too_long = combine > kMaxCombineShare && tma <= kCombineCapLead * other;
   const int pick = tma > other && !combine_too_long ? best : -1;
   if (why) {
     char buf[240];

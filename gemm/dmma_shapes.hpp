@@ -269,6 +269,13 @@ bool tma_thin_full_speed(int M, int N, int tile);
 // 256 x 256 x 65536 (a ninth) the TMA kernel 16% faster. The rule keeps the TMA kernel's split-K to where its
 // combine is at most this share of its predicted time.
 inline constexpr double kMaxCombineShare = 0.25;
+// ... unless the TMA kernel scores more than this many times dmma's split-K (priced, kDmmaSplitKPrice): there dmma's
+// 64 x 64 tiles, split at most kMaxSplits ways, fill a fraction of the SMs, and even a combine twice as long as
+// priced leaves the TMA kernel ahead. Measured on an H100 (docs/gemm-notes.md, step 53; 24 shapes the cap sent to
+// dmma, both kernels in alternating processes): at a lead of 3.3 to 9.2 the TMA kernel ran ahead on all nine (64 x
+// 128 x 16384 80% of cuBLAS against 43%, 128 x 128 x 16384 83% against 54%); at 1.05 to 2.7 dmma on 11 of 15 (1024
+// x 64 x 4096 92% against 70%).
+inline constexpr double kCombineCapLead = 3.0;
 // dmma's split-K score counts only how its blocks fill the GPU; its second kernel (6 us at 256 x 256, 16 ways) and
 // its 64 x 64 tiles' rate on a small grid are not in it. tma_pick multiplies it by this before comparing: fitted to
 // seven small-C shapes measured in one process (H100, docs/gemm-notes.md step 36), where any factor from 0.82 to
@@ -286,7 +293,7 @@ bool tma_reads_once(int M, int N, int K, const Target& t, int tile);
 
 // dmma_tma's rule: the TMA tile with the best score among those that read their operands once (tma_reads_once) where
 // it beats every dmma configuration's (choose() with wide loads) and, where both split K, its combine is short
-// enough (kMaxCombineShare); -1 for dmma's choice.
+// enough (kMaxCombineShare) or its lead large enough (kCombineCapLead); -1 for dmma's choice.
 // `ready[i]`: whether tile i's kernel loads on this device. `copied`: the elements of the operands the TMA cannot
 // describe as stored (0: none), which the TMA tiles copy first, so that their score is times tma_copy_factor and
 // dmma's is with its 8-byte copies. `why` (when not null) gets the reason in words, for the row's note.

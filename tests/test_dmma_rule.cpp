@@ -301,6 +301,15 @@ TEST(DmmaTmaRule, TmaWhereItScoresAboveDmmaAndCanRun) {
               0.001);
   EXPECT_EQ(dmma::tma_pick(256, 256, 8192, t, wide_tiles, 0, &why), -1) << why;
   EXPECT_EQ(dmma::tma_pick(256, 256, 8192, t, both, 0, &why), cols32) << why;
+  // The combine cap gives way where the TMA kernel leads dmma's split-K by more than kCombineCapLead: at 128 x 128 x
+  // 16384 the 128 x 32 tile's 4 tiles split 32 ways (16 k-tiles + 1.5 reads: a combine of 27%) score 0.705 against
+  // dmma's 2 x 2 tiles of 64 x 64 split 16 ways, 64 blocks of 396 slots (0.87 x 0.92 x 64 / 396 = 0.129); measured 83%
+  // of cuBLAS against 54% (step 53). At 256 x 256 x 4096 (above) the lead is 1.36 and dmma stays.
+  EXPECT_NEAR(dmma::kDmmaSplitKPrice * dmma::split_score(128, 128, dmma::choose(128, 128, 16384, t), t, true),
+              0.87 * 0.92 * 64 / 396, 1e-12);
+  EXPECT_NEAR(dmma::tma_score(128, 128, 16384, t, true, true, cols32),
+              4.0 * 512 / (132 * (16 + stream_k::kScatterReads * stream_k::kPartialCost)), 1e-12);
+  EXPECT_EQ(dmma::tma_pick(128, 128, 16384, t, both, 0, &why), cols32) << why;
   // Where the TMA plan sums scattered, the rule prices that combine, not the tree's chain: at 300 x 200 x 9000 (10
   // tiles of 64 x 128 split 13 ways) the TMA kernel now beats dmma's split-K (87-88% of cuBLAS against 72-79%), as at
   // 128 x 300 x 9000 (95-96% against 64%) and 64 x 300 x 65536 (81% against 47%; step 52).
