@@ -152,10 +152,10 @@ inline constexpr int kTmaShallowDepth = 256;
 inline constexpr int kTmaThinSide = 32;
 // The 32-wide tiles' speed where their plan splits K (C has fewer tiles than SMs) and their 128-long side has no
 // partial tile (tma_thin_full_speed): the 128 x 64 tiles', not the 0.85 of C of 9 to 32 columns. Measured on an H100
-// (docs/gemm-notes.md, step 53; every candidate tile on 95 small-C shapes): there they ran at or ahead of the other
-// tiles (256 x 1024 x 4096 100.4% of cuBLAS against 93.6% for 128 x 64, 512 x 512 x 4096 108.3 against 92.9),
-// where the 128-long side pads they ran 0.50-0.93 of the best other tile (200 x 1024 x 8192, 128 x 32: 76.5%
-// against 99.0), so there they keep 0.85.
+// (docs/gemm-notes.md, step 53; every candidate tile on 95 small-C shapes): there they ran at 1.0 or more of the
+// best other tile on 60 of 121 cells (256 x 1024 x 4096 100.4% of cuBLAS against 93.6% for 128 x 64, 512 x 512 x
+// 4096 108.3 against 92.9 for 64 x 128); where the 128-long side pads, below 0.9 of it on 43 of 69 (200 x 1024 x
+// 8192, 128 x 32: 76.5% against 99.0), so there they keep 0.85.
 inline constexpr double kTmaThinSplitSpeed = 1.00;
 inline constexpr int kTmaTileCount = static_cast<int>(std::size(kTmaTiles));
 
@@ -273,7 +273,7 @@ inline constexpr double kMaxCombineShare = 0.25;
 // 64 x 64 tiles, split at most kMaxSplits ways, fill a fraction of the SMs, and even a combine twice as long as
 // priced leaves the TMA kernel ahead. Measured on an H100 (docs/gemm-notes.md, step 53; 24 shapes the cap sent to
 // dmma, both kernels in alternating processes): at a lead of 3.3 to 9.2 the TMA kernel ran ahead on all nine (64 x
-// 128 x 16384 80% of cuBLAS against 43%, 128 x 128 x 16384 83% against 54%); at 1.05 to 2.7 dmma on 11 of 15 (1024
+// 128 x 16384 80% of cuBLAS against 43%, 128 x 128 x 16384 76-83% against 54%); at 1.05 to 2.7 dmma on 11 of 15 (1024
 // x 64 x 4096 92% against 70%).
 inline constexpr double kCombineCapLead = 3.0;
 // dmma's split-K score counts only how its blocks fill the GPU; its second kernel (6 us at 256 x 256, 16 ways) and
