@@ -250,20 +250,20 @@ struct Decision {
 constexpr int kMinDepth = 1024;
 constexpr double kMaxFixedRho = 64.0;
 // The speed side of the rule: emulation's time over native DGEMM's with n moduli, a model fitted to H100
-// measurements (docs/gemm-notes.md, step 46: 58 points, 14 and 16 moduli, cubes 2048^3-16384^3 and seven other
-// shapes, on two GPU hosts; root mean square error 5%, largest 10%):
+// measurements (docs/gemm-notes.md, step 54: 48 points, 14 and 16 moduli, cubes 2048^3-16384^3 and twelve other
+// shapes, one GPU host, the kernels of step 47; root mean square error 4.4%, largest 12%):
 //   n (kSpeedInt8 + kSpeedPerModulus (1/M + 1/N + 8/K)) + kSpeedFixed (2/M + 2/N + 1/K).
-// Per modulus, the INT8 product at 0.031 of native's time (about the FP64 over the INT8 tensor rate) and its
+// Per modulus, the INT8 product at 0.034 of native's time (about the FP64 over the INT8 tensor rate) and its
 // traffic ((M + N) K bytes of residues, M N bytes of reduced products) relative to native's 2 M N K flops; once,
 // the passes over A, B and C, the statistics' read-back and the latencies. The rule emulates where the model
 // predicts at most kSpeedMargin of native's time: with its error and the spread between GPU hosts (2-9% at one
-// size), about half of the calls it put just under 1 would run slower than native. With `accurate`, accurate
-// scaling counts as kAccurateModuli more (its coarse product and passes; with 14 moduli measured 0.900x / 1.081x /
-// 1.497x native at 3072^3 / 4096^3 / 8192^3, where the model puts 16 moduli at 1.03 / 0.90 / 0.70 of native's
-// time).
-constexpr double kSpeedInt8 = 0.031;
-constexpr double kSpeedPerModulus = 3.75;
-constexpr double kSpeedFixed = 210.0;
+// size, step 46), about half of the calls it put just under 1 would run slower than native. With `accurate`,
+// accurate scaling counts as kAccurateModuli more (its coarse product and passes; with 14 moduli measured 0.900x /
+// 1.081x / 1.497x native at 3072^3 / 4096^3 / 8192^3 in step 46, where the model puts 16 moduli at 0.98 / 0.87 /
+// 0.71 of native's time).
+constexpr double kSpeedInt8 = 0.034;
+constexpr double kSpeedPerModulus = 3.19;
+constexpr double kSpeedFixed = 169.0;
 constexpr double kSpeedMargin = 0.97;
 constexpr int kAccurateModuli = 2;
 double predicted_time_ratio(int M, int N, int K, int n, bool accurate = false);
