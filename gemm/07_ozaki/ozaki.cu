@@ -899,20 +899,11 @@ void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate, bool 
   // and decides, instead of idling until the host enqueues them (docs/gemm-notes.md, step 46). They are kept where
   // this launch's decision has the same count and split (the residues depend on nothing else but the exponents,
   // which this launch's statistics wrote), else computed again. Only where the scratch holds the whole workspace
-  // without an allocation. Where the decision before was native, native DGEMM itself is enqueued there, so that
-  // the GPU does not idle while the host decides (docs/gemm-notes.md, step 54); its C stands whatever this launch
-  // decides (native is always within the bound, and C cannot be formed twice where beta is not zero), and a count
-  // this launch's statistics choose is the next launch's.
+  // without an allocation.
   Decision guess;
   Residues guessed;
-  bool native_ahead = false;
   auto speculate = [&](const Decision* remembered) {
-    if (remembered && remembered->moduli == 0) {
-      registry().find("cublas")->launch(a, ctx);
-      native_ahead = true;
-      return;
-    }
-    if (!remembered || remembered->accurate) return;
+    if (!remembered || remembered->moduli == 0 || remembered->accurate) return;
     const Workspace gw = workspace(a.M, a.N, a.K, remembered->moduli, false, bytes);
     if (gw.bytes > ctx.device_scratch_room()) return;
     ctx.mark_phase("scaling");
@@ -930,19 +921,6 @@ void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate, bool 
       ctx.mark_phase("residues_not_kept");
       guessed = {};
     }
-  }
-  if (native_ahead) {
-    ctx.mark_phase("native");
-    if (d.moduli == 0) {
-      note(ctx, a, d, read);
-    } else {
-      Decision ran;
-      ran.reason = "native: the decision before for these operands, enqueued before the read-back; this launch's "
-                   "statistics chose " + d.reason + " (the next launch's)";
-      note(ctx, a, ran, read);
-    }
-    ctx.notes()["ozaki_speculated"] = "native: the decision before, enqueued before the read-back";
-    return;
   }
   // From the read-back on, the GPU waits for the host (unless it computes the speculated residues meanwhile): the
   // notes' strings are written after the kernels are enqueued.
