@@ -262,8 +262,9 @@ Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli, const Shi
     why << fixed_moduli << " moduli (fixed)";
   } else {
     // The estimate falls as moduli are added (more bits for both operands; a host test checks it), so where the
-    // most moduli miss the target every count does: one estimate instead of nine, each up to 1,600 pairs of bins
-    // (60-110 us of the host's before native DGEMM could be enqueued, on spread-out data such as PHI 2 and 4).
+    // most moduli miss the target every count does: one estimate instead of nine, each up to 1,600 pairs of bins,
+    // on the host's path before native DGEMM is enqueued (8-17 us against 60-110 us on a development host, data
+    // spread as PHI 2 and 4: docs/gemm-notes.md, step 54).
     const Decision most = estimate(kMaxModuli);
     for (int n = kMinModuli; n < kMaxModuli && d.moduli == 0 && most.predicted_ratio <= kTargetRatio; ++n) {
       const Decision e = estimate(n);
