@@ -330,79 +330,6 @@ TEST(OzakiRule, EstimateFallsAsModuliAreAdded) {
       }
 }
 
-// The bound from below that lets statistics of part of the rows settle a launch: least_ratio is at most the
-// estimate at every split of the scaling bits; statistics of part of the rows and columns (counts, rho and tau at
-// most the whole's, bin by bin) give at most the whole's; so where native_by_part says native, decide() on the
-// whole's statistics does too. Random statistics of several spreads; and it settles the spread data of the crossover
-// band (PHI 1 at 2816^3) but not uniform data.
-TEST(OzakiRule, StatisticsOfPartOfTheRowsProveNativeOnlyWhereTheWholeIsNative) {
-  std::mt19937_64 rng(choose_seed());
-  std::uniform_real_distribution<double> u(0, 1);
-  auto random_stats = [&](double spread) {
-    Stats s{1, 1, 1, 1};
-    for (RhoBins* b : {&s.bins_a, &s.bins_b}) {
-      const int top = rho_bin(std::pow(2.0, 1 + spread * u(rng)));
-      for (int bin = 0; bin <= top; ++bin) {
-        if (u(rng) < 0.4) continue;
-        b->count[bin] = std::floor(1 + 500 * u(rng));
-        b->rho[bin] = std::max(1.0, std::ldexp(1.0, bin / 2) * (1 + 0.4 * u(rng)));
-        b->tau[bin] = std::max(1.0, std::sqrt(b->rho[bin]) * (0.5 + 0.5 * u(rng)));
-      }
-      double& rho = b == &s.bins_a ? s.rho_a : s.rho_b;
-      double& tau = b == &s.bins_a ? s.tau_a : s.tau_b;
-      for (int bin = 0; bin < kRhoBins; ++bin)
-        if (b->count[bin] > 0) rho = std::max(rho, b->rho[bin]), tau = std::max(tau, b->tau[bin]);
-    }
-    return s;
-  };
-  auto part_of = [&](const Stats& whole) {  // fewer rows in each bin, their maxima at most the whole's
-    Stats p{1, 1, 1, 1};
-    for (auto [pb, wb] : {std::pair{&p.bins_a, &whole.bins_a}, std::pair{&p.bins_b, &whole.bins_b}}) {
-      for (int bin = 0; bin < kRhoBins; ++bin) {
-        pb->count[bin] = std::floor(wb->count[bin] * u(rng));
-        pb->rho[bin] = std::max(1.0, wb->rho[bin] * (0.7 + 0.3 * u(rng)));
-        pb->tau[bin] = std::max(1.0, wb->tau[bin] * (0.7 + 0.3 * u(rng)));
-      }
-      double& rho = pb == &p.bins_a ? p.rho_a : p.rho_b;
-      double& tau = pb == &p.bins_a ? p.tau_a : p.tau_b;
-      for (int bin = 0; bin < kRhoBins; ++bin)
-        if (pb->count[bin] > 0) rho = std::max(rho, pb->rho[bin]), tau = std::max(tau, pb->tau[bin]);
-    }
-    return p;
-  };
-  int proven = 0;
-  for (int trial = 0; trial < 400; ++trial) {
-    const Stats whole = random_stats(trial % 4 * 5.0);
-    const Stats part = part_of(whole);
-    const int size = 2560 + 256 * (trial % 8);
-    for (int n = kMinModuli; n <= kMaxModuli; n += 2) {
-      const int S = scale_bits(n, size);
-      const double least = least_ratio(whole, size, size, size, n);
-      for (int qa = std::max(0, S - 62); qa <= std::min(62, S); qa += 3)
-        ASSERT_LE(least, predicted_ratio(whole, size, size, size, qa, S - qa) * (1 + 1e-12))
-            << "trial " << trial << ", " << n << " moduli, qa " << qa;
-      if (part.binned() == whole.binned()) {
-        ASSERT_LE(least_ratio(part, size, size, size, n), least * (1 + 1e-12)) << "trial " << trial;
-      }
-    }
-    if (part.binned() == whole.binned() && !native_by_part(size, size, size, part).empty()) {
-      ++proven;
-      EXPECT_EQ(decide(size, size, size, whole).moduli, 0) << "trial " << trial << ": "
-                                                            << native_by_part(size, size, size, part);
-    }
-  }
-  EXPECT_GT(proven, 20) << "the property above was tested on too few proofs";
-  // an eighth of the rows of PHI 1 data (rho of every row 100-300) settles 2816^3; uniform data (rho 2) does not
-  Stats phi1{300, 4, 300, 4};
-  phi1.bins_a.count[rho_bin(200)] = 352;
-  phi1.bins_a.rho[rho_bin(200)] = 250;
-  phi1.bins_a.tau[rho_bin(200)] = 4;
-  phi1.bins_b = phi1.bins_a;
-  EXPECT_NE(native_by_part(2816, 2816, 2816, phi1), "");
-  const Stats uniform{2, 2 / std::sqrt(3.0), 2, 2 / std::sqrt(3.0)};
-  EXPECT_EQ(native_by_part(2816, 2816, 2816, uniform), "");
-}
-
 // The speed side: the model reproduces the measurements it was fitted to (docs/gemm-notes.md, step 54: one H100
 // host, `ozaki_14` and `ozaki_16` x native cuBLAS, uniform data) within 10%; it sends to native every shape
 // measured more than 3% slower than native and emulates every one measured more than 12% faster; and the rule
@@ -954,56 +881,6 @@ TEST(Ozaki, SpeculatedResiduesAreKeptOnlyForTheSameDecision) {
       if (c.data()[i] != fresh.data()[i] && differ++ < 5)
         ADD_FAILURE() << "element " << i << ": " << c.data()[i] << " against " << fresh.data()[i];
     EXPECT_EQ(differ, 0) << step.speculated;
-  }
-}
-
-// Where the decision before for these operands was native, statistics of an eighth of the rows and columns come
-// first, and native runs without the whole's where they prove it; the decision is the whole's in every case: spread
-// data (PHI 1) go native, then uniform data on the same buffers emulate. 2816^3, where the shape alone does not
-// send the rule native.
-TEST(Ozaki, PartOfTheRowsProvesNativeWhereTheDecisionBeforeWasNative) {
-  KS_REQUIRE_GPU();
-  if (test::small_sizes_only()) GTEST_SKIP() << "a 2816^3 product";
-  Stream stream;
-  ExecContext ctx(stream.get());
-  const GemmShape shape{2816, 2816, 2816};
-  ASSERT_EQ(native_by_shape(shape.M, shape.N, shape.K, 0), "");
-  const GemmProblem spread = make_problem(shape, 1.0, 0.0, choose_seed(), parse_operands("exp:1"));
-  const GemmProblem fine = make_problem(shape, 1.0, 0.0, choose_seed());
-  const GemmVariant& v = *registry().find("ozaki");
-  DeviceBuffer<double> A(fine.A.size()), B(fine.B.size()), C(static_cast<std::size_t>(shape.M) * shape.N);
-  const GemmArgs args{shape.M, shape.N, shape.K, 1.0, A.data(), shape.M, B.data(), shape.K, 0.0, C.data(), shape.M};
-  struct Step {
-    const GemmProblem* p;
-    bool by_part;  // the launch notes the part's statistics (and took no others)
-    bool native;
-  };
-  const Step steps[] = {{&spread, false, true}, {&spread, true, true}, {&fine, false, false}, {&spread, false, true},
-                        {&spread, true, true}};
-  for (const Step& step : steps) {
-    const GemmProblem& p = *step.p;
-    const std::string at = std::string(step.p == &fine ? "uniform" : "PHI 1") + (step.by_part ? ", by part" : "");
-    CUDA_CHECK(cudaMemcpy(A.data(), p.A.data(), A.bytes(), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemcpy(B.data(), p.B.data(), B.bytes(), cudaMemcpyHostToDevice));
-    CUDA_CHECK(cudaMemset(C.data(), 0xff, C.bytes()));  // NaN
-    run(v, args, ctx);
-    CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
-    const auto& notes = ctx.notes();
-    EXPECT_EQ(notes.count("ozaki_part_inputs"), step.by_part ? 1u : 0u) << at << ": " << notes.at("ozaki_decision");
-    EXPECT_EQ(notes.count("ozaki_inputs"), step.by_part ? 0u : 1u) << at;
-    EXPECT_EQ(notes.at("ozaki_moduli") == "0", step.native) << at << ": " << notes.at("ozaki_decision");
-    Eigen::MatrixXd c(shape.M, shape.N);
-    CUDA_CHECK(cudaMemcpy(c.data(), C.data(), C.bytes(), cudaMemcpyDeviceToHost));
-    const GemmCheck check = validate(p, c);
-    EXPECT_TRUE(check.ok) << at << ": " << check.report;
-    if (step.native) {
-      const Eigen::MatrixXd fresh = device_result("cublas", p, ctx);
-      long differ = 0;
-      for (Eigen::Index i = 0; i < c.size(); ++i)
-        if (c.data()[i] != fresh.data()[i] && differ++ < 5)
-          ADD_FAILURE() << at << ", element " << i << ": " << c.data()[i] << " against " << fresh.data()[i];
-      EXPECT_EQ(differ, 0) << at;
-    }
   }
 }
 

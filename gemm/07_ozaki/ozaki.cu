@@ -566,41 +566,47 @@ std::map<Key, Decision>& decisions() {
   static std::map<Key, Decision> m;
   return m;
 }
-Key key_of(const GemmArgs& a, int fixed, bool accurate) {
-  return {a.A, a.B, a.M, a.N, a.K, a.lda, a.ldb, a.transa, a.transb, fixed, accurate};
-}
-// The decision an earlier launch of this process made for the same operands (pointers, shape, count, scaling).
-std::optional<Decision> remembered(const Key& key) {
-  const std::lock_guard<std::mutex> lock(cache_mutex);
-  const auto it = decisions().find(key);
-  if (it == decisions().end()) return std::nullopt;
-  return it->second;
-}
-bool capturing(ExecContext& ctx) {
+
+// The decision for these operands, and in *read the statistics it read back (left alone where it read none).
+// Between enqueueing the read-back and waiting for it, before_wait(remembered) runs: remembered is the decision an
+// earlier launch of this process made for the same operands (pointers, shape, count, scaling), or null; the copy
+// is followed by an event, so work before_wait enqueues runs while the host waits and decides.
+template <class BeforeWait>
+Decision choose(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, int fixed, std::optional<Stats>* read,
+                BeforeWait&& before_wait) {
+  const bool accurate = st.shift != nullptr;
+  const Key key{a.A, a.B, a.M, a.N, a.K, a.lda, a.ldb, a.transa, a.transb, fixed, accurate};
+  Shifts shifts;  // unset entries count as 1 (decide takes max(rho, 1))
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   CUDA_CHECK(cudaStreamIsCapturing(ctx.stream(), &capture));
-  return capture != cudaStreamCaptureStatusNone;
-}
-
-// The statistics st holds, copied to the host (with accurate scaling, the shifts' rho into *shifts). Between
-// enqueueing the copy and waiting for it, before_wait() runs: the copy is followed by an event, so work it enqueues
-// runs while the host waits and decides.
-template <class BeforeWait>
-Stats read_back(ExecContext& ctx, const DeviceStats& st, bool accurate, Shifts* shifts, BeforeWait&& before_wait) {
+  std::optional<Decision> remembered;
+  {
+    const std::lock_guard<std::mutex> lock(cache_mutex);
+    const auto it = decisions().find(key);
+    if (it != decisions().end()) remembered = it->second;
+  }
+  if (capture != cudaStreamCaptureStatusNone) {
+    if (remembered) return *remembered;
+    Decision d = decide(a.M, a.N, a.K, Stats{}, fixed ? fixed : kMaxModuli, accurate ? &shifts : nullptr);
+    if (d.moduli)
+      d.reason = "captured without statistics: " + std::to_string(d.moduli) + " moduli" +
+                 (d.accurate ? ", accurate scaling" : "");
+    return d;
+  }
   const int slots = accurate ? kRhoSlots : kShiftedA;
   auto* host = static_cast<unsigned long long*>(ctx.pinned_scratch(slots * sizeof(unsigned long long)));
   CUDA_CHECK(cudaMemcpyAsync(host, st.rho, slots * sizeof(unsigned long long), cudaMemcpyDeviceToHost, ctx.stream()));
   const Event& copied = ctx.sync_events(1)[0];
   copied.record(ctx.stream());
-  before_wait();
+  before_wait(remembered ? &*remembered : nullptr);
   CUDA_CHECK(cudaEventSynchronize(copied.get()));
   double rho[kRhoSlots] = {};  // slots not read back stay 0, which decide() takes as 1
   for (int t = 0; t < slots; ++t) {
     std::memcpy(&rho[t], &host[t], sizeof(double));
     rho[t] = host[t] == 0 ? 1.0 : std::max(rho[t], 1.0);  // no finite non-zero row: nothing to lose
   }
-  std::copy(rho + kShiftedA, rho + kShiftedB, shifts->rho_a);
-  std::copy(rho + kShiftedB, rho + kRhoSlots, shifts->rho_b);
+  std::copy(rho + kShiftedA, rho + kShiftedB, shifts.rho_a);
+  std::copy(rho + kShiftedB, rho + kRhoSlots, shifts.rho_b);
   Stats s{rho[kRhoA], rho[kTauA], rho[kRhoB], rho[kTauB]};
   for (const auto& [bins, at] : {std::pair{&s.bins_a, host + kBinsA}, std::pair{&s.bins_b, host + kBinsB}})
     for (int b = 0; b < kRhoBins; ++b) {  // counts as integers, maxima as the bits of doubles (at least 1, as above)
@@ -610,28 +616,6 @@ Stats read_back(ExecContext& ctx, const DeviceStats& st, bool accurate, Shifts* 
       bins->rho[b] = std::max(bins->rho[b], 1.0);
       bins->tau[b] = std::max(bins->tau[b], 1.0);
     }
-  return s;
-}
-
-// The decision for these operands, and in *read the statistics it read back (left alone where it read none).
-// Between enqueueing the read-back and waiting for it, before_wait(remembered) runs, remembered the decision an
-// earlier launch made for the same operands, or null.
-template <class BeforeWait>
-Decision choose(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, int fixed, std::optional<Stats>* read,
-                BeforeWait&& before_wait) {
-  const bool accurate = st.shift != nullptr;
-  const Key key = key_of(a, fixed, accurate);
-  Shifts shifts;  // unset entries count as 1 (decide takes max(rho, 1))
-  const std::optional<Decision> before = remembered(key);
-  if (capturing(ctx)) {
-    if (before) return *before;
-    Decision d = decide(a.M, a.N, a.K, Stats{}, fixed ? fixed : kMaxModuli, accurate ? &shifts : nullptr);
-    if (d.moduli)
-      d.reason = "captured without statistics: " + std::to_string(d.moduli) + " moduli" +
-                 (d.accurate ? ", accurate scaling" : "");
-    return d;
-  }
-  const Stats s = read_back(ctx, st, accurate, &shifts, [&] { before_wait(before ? &*before : nullptr); });
   *read = s;
   Decision d = decide(a.M, a.N, a.K, s, fixed, accurate ? &shifts : nullptr);
   const std::lock_guard<std::mutex> lock(cache_mutex);
@@ -891,9 +875,6 @@ void note(ExecContext& ctx, const GemmArgs& a, const Decision& d, const std::opt
   }
 }
 
-// The share of op(A)'s rows and op(B)'s columns whose statistics may prove a launch native (launch()).
-constexpr int kPartShare = 8;
-
 // The products by residue_products where it runs (compute capability 9.0 with sm_90a code), unless cublaslt_only;
 // else by cuBLASLt (the notes say why). With residue_products the recombination reads a quarter of the bytes, and
 // the rule does not pipeline (pipeline_always still does): measured in docs/gemm-notes.md, step 40.
@@ -902,34 +883,6 @@ void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate, bool 
   // Native whatever the data where the shape decides it (and the statistics' grid has K / 64 rows).
   const std::string by_shape = native_by_shape(a.M, a.N, a.K, fixed, accurate);
   const bool data_free = !by_shape.empty();
-  // Where the decision before for these operands was native (the rule's own count, fast scaling), statistics of the
-  // first eighth of op(A)'s rows and op(B)'s columns come first: where they prove the whole's decision native
-  // (native_by_part), native DGEMM runs after reading an eighth of the operands' bytes; otherwise the whole's
-  // statistics decide, as on every other launch (docs/gemm-notes.md, step 54). Which path runs first depends on
-  // the launch before; the decision does not.
-  if (!data_free && fixed == 0 && !accurate && !capturing(ctx)) {
-    const std::optional<Decision> before = remembered(key_of(a, fixed, accurate));
-    if (before && before->moduli == 0) {
-      GemmArgs part = a;
-      part.M = std::max(1, a.M / kPartShare);
-      part.N = std::max(1, a.N / kPartShare);
-      Shifts unused;
-      const Stats ps = read_back(ctx, statistics(part, ctx, false), false, &unused, [] {});
-      Decision d;
-      d.reason = native_by_part(a.M, a.N, a.K, ps);
-      if (!d.reason.empty()) {
-        registry().find("cublas")->launch(a, ctx);
-        ctx.mark_phase("native");
-        note(ctx, a, d, std::nullopt);
-        std::ostringstream os;
-        os.precision(6);
-        os << "rows 1-" << part.M << " and columns 1-" << part.N << ": rho_a=" << ps.rho_a << " rho_b=" << ps.rho_b
-           << " tau_a=" << ps.tau_a << " tau_b=" << ps.tau_b;
-        ctx.notes()["ozaki_part_inputs"] = os.str();
-        return;
-      }
-    }
-  }
   // With accurate scaling the coarse product's arrays come first: refuse before taking them.
   if (accurate && !data_free) refuse_unless_fits(workspace(a.M, a.N, a.K, 0, true), 0, ctx);
   const DeviceStats st = data_free ? DeviceStats{} : statistics(a, ctx, accurate);

@@ -275,15 +275,6 @@ Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli = 0, const
 // kAccurateModuli with accurate scaling) is predicted slower than native), or empty where the statistics
 // decide. decide() starts with it; the launch skips the statistics where it is not empty.
 std::string native_by_shape(int M, int N, int K, int fixed_moduli, bool accurate = false);
-// A bound from below on predicted_ratio for n moduli whatever the split of the scaling bits: with statistics of
-// part of the rows and columns (their rho, tau and bins are at most the whole's, bin by bin), at most the estimate
-// the whole's statistics give at any split.
-double least_ratio(const Stats& s, int M, int N, int K, int n);
-// The rule's decision where statistics of part of the rows and columns already settle it: native where even the
-// most moduli the speed model lets emulate at this shape miss kTargetRatio by least_ratio (so every count that
-// would be fast enough does; the whole's decision is native too), with the reason; else empty. The rule's own
-// count with fast scaling only.
-std::string native_by_part(int M, int N, int K, const Stats& part);
 
 // The pipeline: C in column blocks, each block's INT8 products on a priority stream and its recombination on
 // the launch's stream, beside the next block's products wherever those leave an SM free. Measured on an H100

@@ -122,10 +122,7 @@ namespace {
 // sqrt(2 ln 2) s of the largest s. In u = t^2, g(u) = ln sum_p n_p exp(-u / (2 s_p^2)) is convex and decreasing, so
 // Newton's method from a u where g <= 0 (each pair's term at most 1 / (pairs): u = max_p 2 s_p^2 ln(pairs n_p))
 // steps once past the root and then climbs to it from below; it stops within 1e-6 of u (4 to 6 steps).
-// With split_free, each s_p^2 is 2 x y instead of x^2 + y^2 (x and y the two terms below, ka kb their product for
-// every split of the same total: the least x^2 + y^2 can be over the splits), so the level is at most the one of
-// any split.
-double binned_level(const Stats& s, double ka, double kb, bool split_free = false) {
+double binned_level(const Stats& s, double ka, double kb) {
   struct Pair {
     double log_n, a;  // ln n_p and 1 / (2 s_p^2)
   };
@@ -142,7 +139,7 @@ double binned_level(const Stats& s, double ka, double kb, bool split_free = fals
     for (int j = 0; j < nb; ++j) {
       const int p = used_a[i], q = used_b[j];
       const double x = s.bins_a.rho[p] * s.bins_b.tau[q] * ka, y = s.bins_b.rho[q] * s.bins_a.tau[p] * kb;
-      const double v = split_free ? 2 * x * y : x * x + y * y;
+      const double v = x * x + y * y;
       pairs[count++] = {log_a[i] + log_b[j], 1 / (2 * v)};
       v_max = std::max(v_max, v);
     }
@@ -295,31 +292,6 @@ Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli, const Shi
   if (shifts) why << ", accurate scaling";
   d.reason = why.str();
   return d;
-}
-
-double least_ratio(const Stats& s, int M, int N, int K, int n) {
-  const int S = scale_bits(n, K);
-  const double kk = std::ldexp(1.0, 106 - S) / (12.0 * std::max(K, 1));  // ka kb (predicted_ratio) for every qa + qb = S
-  const double z = std::sqrt(2.0 * std::log(std::max(static_cast<double>(M) * N, 2.0)));
-  // hypot(x ka, y kb) >= sqrt(2 x y ka kb) whichever the split (the arithmetic and geometric means)
-  const double first = z * std::sqrt(2 * s.rho_a * s.tau_b * s.rho_b * s.tau_a * kk);
-  const double second = std::ldexp(1.0, 53 - S) * s.rho_a * s.rho_b / 4.0;
-  return (s.binned() ? std::min(first, binned_level(s, std::sqrt(kk), std::sqrt(kk), true)) : first) + second;
-}
-
-std::string native_by_part(int M, int N, int K, const Stats& part) {
-  int most = 0;  // the most moduli the speed model lets emulate at this shape
-  for (int n = kMinModuli; n <= kMaxModuli; ++n)
-    if (predicted_time_ratio(M, N, K, n) <= kSpeedMargin) most = n;
-  if (most == 0) return {};
-  const double least = least_ratio(part, M, N, K, most);
-  if (!(least > kTargetRatio)) return {};
-  std::ostringstream why;
-  why.precision(3);
-  why << "native: statistics of part of the rows and columns show that " << most
-      << " moduli, the most the speed model lets emulate at this shape, would err by at least " << least
-      << " x eps |A||B| (target " << kTargetRatio << ")";
-  return why.str();
 }
 
 std::string workspace_refusal(const Workspace& w, int n, std::size_t free_bytes, std::size_t scratch_bytes) {
