@@ -106,8 +106,7 @@ struct TileOrder {
 struct TileOrigin {
   int r0, k0;
 };
-__device__ __forceinline__ TileOrigin tile_origin(const TileOrder& o) {
-  const int b = blockIdx.x;
+__device__ __forceinline__ TileOrigin tile_origin(const TileOrder& o, int b = blockIdx.x) {
   return o.k_fastest ? TileOrigin{b / o.k_tiles * kTile, b % o.k_tiles * kTile}
                      : TileOrigin{b % o.row_tiles * kTile, b / o.row_tiles * kTile};
 }
@@ -150,37 +149,57 @@ __device__ __forceinline__ Pow2 pow2(int d) {
 }
 __device__ __forceinline__ double times(double x, Pow2 p) { return x * p.lo * p.hi; }
 
+// One operand's view for the statistics: its rows (A's, or B's columns), their tiles' order, and where each row's
+// largest magnitude (as bits), sum of magnitudes and sum of squares accumulate.
+struct StatsView {
+  const double* x;
+  int ld, R;
+  TileOrder order;
+  unsigned long long* amax;
+  double* sum;
+  double* sumsq;
+};
+
+// Tile b of one view (t: the block's shared tile).
 template <bool KContiguous>
-__global__ void __launch_bounds__(kThreads) stats_kernel(const double* x, int ld, int R, int K, TileOrder order,
-                                                         unsigned long long* amax, double* sum, double* sumsq) {
-  __shared__ double t[kTile * kTile];
-  const TileOrigin o = tile_origin(order);
-  load_tile<KContiguous>(t, x, ld, R, K, o.r0, o.k0);
+__device__ __forceinline__ void stats_tile(double* t, const StatsView& v, int K, int b) {
+  const TileOrigin o = tile_origin(v.order, b);
+  load_tile<KContiguous>(t, v.x, v.ld, v.R, K, o.r0, o.k0);
   __syncthreads();
   for (int pass = 0; pass < 2; ++pass) {
     int rr, kk0, r, k;
-    tile_slot(o, pass, R, K, rr, kk0, r, k);
+    tile_slot(o, pass, v.R, K, rr, kk0, r, k);
     const TileChunk ch = tile_chunk(rr, kk0);
     unsigned long long m = 0;
     double s = 0, s2 = 0;
 #pragma unroll
     for (int i = 0; i < kChunk; ++i) {
-      const double v = fabs(t[ch.base + (i ^ ch.c)]);
-      m = max(m, static_cast<unsigned long long>(__double_as_longlong(v)));  // NaN's bits above Inf's
-      s += v * kSumScale;
-      s2 += (v * kSumScale) * (v * kSumScale);
+      const double x = fabs(t[ch.base + (i ^ ch.c)]);
+      m = max(m, static_cast<unsigned long long>(__double_as_longlong(x)));  // NaN's bits above Inf's
+      s += x * kSumScale;
+      s2 += (x * kSumScale) * (x * kSumScale);
     }
     for (int o = 1; o < 8; o <<= 1) {
       m = max(m, __shfl_xor_sync(0xffffffffu, m, o));
       s += __shfl_xor_sync(0xffffffffu, s, o);
       s2 += __shfl_xor_sync(0xffffffffu, s2, o);
     }
-    if (threadIdx.x % 8 == 0 && r < R) {
-      atomicMax(amax + r, m);
-      atomicAdd(sum + r, s);
-      atomicAdd(sumsq + r, s2);
+    if (threadIdx.x % 8 == 0 && r < v.R) {
+      atomicMax(v.amax + r, m);
+      atomicAdd(v.sum + r, s);
+      atomicAdd(v.sumsq + r, s2);
     }
   }
+}
+
+// The statistics of A's tiles (blocks [0, blocks_a)) and B's (the rest) in one launch: one ramp and one drain of
+// the grid instead of two (two launches at 2816^3 ran 26.9 and 27.2 us at 73% of DRAM's peak, 81% of their
+// cycles with every SM active; ncu, H100, docs/gemm-notes.md, step 55).
+template <bool KContiguousA, bool KContiguousB>
+__global__ void __launch_bounds__(kThreads) stats_kernel(StatsView a, StatsView b, int K, unsigned blocks_a) {
+  __shared__ double t[kTile * kTile];
+  if (blockIdx.x < blocks_a) stats_tile<KContiguousA>(t, a, K, static_cast<int>(blockIdx.x));
+  else stats_tile<KContiguousB>(t, b, K, static_cast<int>(blockIdx.x - blocks_a));
 }
 
 // The bits of a non-negative value as a running maximum holds them (NaN as Inf).
@@ -218,10 +237,23 @@ __device__ __forceinline__ void block_bin(unsigned long long* bins, int slot, un
   __shared__ unsigned long long gathered[2 * kBinSlots];
   for (int i = threadIdx.x; i < 2 * kBinSlots; i += blockDim.x) gathered[i] = 0;
   __syncthreads();
-  if (slot >= 0) {
-    atomicAdd(&gathered[slot], 1ull);
-    atomicMax(&gathered[kRhoBins + slot], rho_bits);
-    atomicMax(&gathered[2 * kRhoBins + slot], tau_bits);
+  // Each warp's rows per slot first (its rows fall in a few bins): one shared atomic per slot a warp, where one per
+  // row queued 256 deep on the same words (exponents_kernel took 11 us over 5632 rows; ncu, H100, step 55).
+  for (unsigned pending = __ballot_sync(0xffffffffu, slot >= 0); pending;) {
+    const int s = __shfl_sync(0xffffffffu, slot, __ffs(pending) - 1);
+    const bool mine = slot == s;
+    const unsigned group = __ballot_sync(0xffffffffu, mine);
+    unsigned long long rb = mine ? rho_bits : 0, tb = mine ? tau_bits : 0;
+    for (int o = 16; o > 0; o >>= 1) {
+      rb = max(rb, __shfl_xor_sync(0xffffffffu, rb, o));
+      tb = max(tb, __shfl_xor_sync(0xffffffffu, tb, o));
+    }
+    if (threadIdx.x % 32 == static_cast<unsigned>(__ffs(group) - 1)) {
+      atomicAdd(&gathered[s], static_cast<unsigned long long>(__popc(group)));
+      atomicMax(&gathered[kRhoBins + s], rb);
+      atomicMax(&gathered[2 * kRhoBins + s], tb);
+    }
+    pending &= ~group;
   }
   __syncthreads();
   for (int i = threadIdx.x; i < 2 * kBinSlots; i += blockDim.x) {
@@ -680,18 +712,16 @@ DeviceStats statistics(const GemmArgs& a, ExecContext& ctx, bool accurate) {
   st.e = static_cast<int*>(ctx.device_scratch(R * 4));
   const cudaStream_t s = ctx.stream();
   CUDA_CHECK(cudaMemsetAsync(zeroed, 0, (3 * R + kRhoSlots) * 8, s));
-  with_view(a, false, [&](auto kc) {
-    constexpr bool KC = decltype(kc)::value;
-    const Tiled g = tiled(a.M, a.K, false);
-    dev::stats_kernel<KC><<<g.blocks, dev::kThreads, 0, s>>>(a.A, a.lda, a.M, a.K, g.order, st.amax, st.sum,
-                                                             st.sumsq);
-  });
-  CUDA_CHECK(cudaGetLastError());
-  with_view(a, true, [&](auto kc) {
-    constexpr bool KC = decltype(kc)::value;
-    const Tiled g = tiled(a.N, a.K, false);
-    dev::stats_kernel<KC><<<g.blocks, dev::kThreads, 0, s>>>(a.B, a.ldb, a.N, a.K, g.order, st.amax + a.M,
-                                                             st.sum + a.M, st.sumsq + a.M);
+  const Tiled ga = tiled(a.M, a.K, false), gb = tiled(a.N, a.K, false);
+  if (static_cast<unsigned long long>(ga.blocks) + gb.blocks > INT_MAX)
+    throw std::runtime_error("ozaki: operands of more than 2^31 - 1 tiles of 64 x 64 together");
+  const dev::StatsView va{a.A, a.lda, a.M, ga.order, st.amax, st.sum, st.sumsq};
+  const dev::StatsView vb{a.B, a.ldb, a.N, gb.order, st.amax + a.M, st.sum + a.M, st.sumsq + a.M};
+  with_view(a, false, [&](auto kca) {
+    with_view(a, true, [&](auto kcb) {
+      dev::stats_kernel<decltype(kca)::value, decltype(kcb)::value>
+          <<<ga.blocks + gb.blocks, dev::kThreads, 0, s>>>(va, vb, a.K, ga.blocks);
+    });
   });
   CUDA_CHECK(cudaGetLastError());
   static_assert(kRhoB == kRhoA + 1 && kTauB == kTauA + 1 && kBinsB == kBinsA + dev::kBinSlots,
