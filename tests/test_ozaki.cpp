@@ -196,9 +196,12 @@ TEST(OzakiRule, PicksMoreModuliForWiderExponentsAndNativeWhereNoneSuffices) {
   const Decision w = decide(16384, 16384, 16384, wide);
   EXPECT_GT(w.moduli, u.moduli) << w.reason;
   const Stats hopeless{1e30, 1e15, 1e30, 1e15};
-  const Decision h = decide(4096, 4096, 4096, hopeless);
+  const Decision h = decide(16384, 16384, 16384, hopeless);
   EXPECT_EQ(h.moduli, 0);
   EXPECT_NE(h.reason.find("no count"), std::string::npos) << h.reason;
+  const Decision h4 = decide(4096, 4096, 4096, hopeless);  // the speed model allows 18 there
+  EXPECT_EQ(h4.moduli, 0);
+  EXPECT_NE(h4.reason.find("the most the speed model allows"), std::string::npos) << h4.reason;
   const Decision hf = decide(4096, 4096, 4096, Stats{kMaxFixedRho, 1e8, kMaxFixedRho, 1e8}, 14);
   EXPECT_EQ(hf.moduli, 0) << "a fixed count still refuses data it would get wrong";
   EXPECT_NE(hf.reason.find("element-wise bound"), std::string::npos) << hf.reason;
@@ -387,17 +390,65 @@ TEST(OzakiRule, SpeedModelSendsWhatWouldBeSlowerToNative) {
   const Decision ok = decide(4096, 4096, 4096, uniform);
   EXPECT_EQ(ok.moduli, 14);
   EXPECT_NE(ok.reason.find("x native DGEMM's time"), std::string::npos) << ok.reason;
-  // statistics that need 16 moduli at 3072^3: slower than native there (16 moduli measured 0.967x), faster at
-  // 8192^3
+  // statistics that need 16 moduli at 3072^3: slower than native there (16 moduli measured 0.967x; the model allows
+  // 15), faster at 8192^3
   Stats spread = uniform;
-  for (double rho = 2; rho < 1e3 && decide(3072, 3072, 3072, spread).reason.rfind("native: 16 moduli", 0) != 0;
-       rho *= 1.02)
+  for (double rho = 2; rho < 1e3 && decide(3072, 3072, 3072, spread).moduli != 0; rho *= 1.02)
     spread = Stats{rho, std::sqrt(rho), rho, std::sqrt(rho)};
   const Decision at3 = decide(3072, 3072, 3072, spread), at8 = decide(8192, 8192, 8192, spread);
   ASSERT_GE(at8.moduli, 16) << at8.reason;
   EXPECT_EQ(at3.moduli, 0) << at3.reason;
-  EXPECT_NE(at3.reason.find("would take about"), std::string::npos) << at3.reason;
+  EXPECT_NE(at3.reason.find("native: 15 moduli, the most the speed model allows"), std::string::npos) << at3.reason;
+  const auto [qa, qb] = split_bits(spread, scale_bits(16, 3072));
+  EXPECT_LE(predicted_ratio(spread, 3072, 3072, 3072, qa, qb), kTargetRatio) << "16 would have met the target";
   EXPECT_EQ(decide(3072, 3072, 3072, spread, 17).moduli, 17) << "a fixed count is not sent native for speed";
+}
+
+// decide() estimates the most moduli the speed model allows first and stops there where they miss the target; that
+// gives the decisions of the full search (the fewest count from kMinModuli to kMaxModuli that meets the target,
+// native where none does or where the speed model puts that count above kSpeedMargin), on random binned statistics
+// and shapes on both sides of the crossover.
+TEST(OzakiRule, SpeedModelFirstGivesTheFullSearchsDecisions) {
+  auto full_search = [](int M, int N, int K, const Stats& s) {
+    if (!native_by_shape(M, N, K, 0).empty()) return 0;
+    for (int n = kMinModuli; n <= kMaxModuli; ++n) {
+      const auto [qa, qb] = split_bits(s, scale_bits(n, K));
+      if (predicted_ratio(s, M, N, K, qa, qb) <= kTargetRatio)
+        return predicted_time_ratio(M, N, K, n) <= kSpeedMargin ? n : 0;
+    }
+    return 0;
+  };
+  std::mt19937_64 rng(choose_seed());
+  std::uniform_real_distribution<double> u(0, 1);
+  int emulated = 0, native = 0;
+  for (int t = 0; t < 300; ++t) {
+    Stats r{1, 1, 1, 1};
+    for (RhoBins* b : {&r.bins_a, &r.bins_b}) {
+      const int bins = 1 + static_cast<int>(u(rng) * 6);
+      for (int i = 0; i < bins; ++i) {
+        const double rho = std::pow(2.0, u(rng) * 10), tau = 1 + u(rng) * (std::sqrt(rho) - 1);
+        add_rows(*b, rho, tau, std::floor(1 + u(rng) * 5000));
+        double& side_rho = b == &r.bins_a ? r.rho_a : r.rho_b;
+        double& side_tau = b == &r.bins_a ? r.tau_a : r.tau_b;
+        side_rho = std::max(side_rho, rho);
+        side_tau = std::max(side_tau, tau);
+      }
+    }
+    for (const auto& [M, N, K] : {std::tuple{2816, 2816, 2816}, {3072, 3072, 3072}, {3584, 3584, 3584},
+                                  {4096, 4096, 4096}, {8192, 8192, 1024}, {2048, 8192, 4096}, {16384, 16384, 16384}}) {
+      const Decision d = decide(M, N, K, r);
+      const int want = full_search(M, N, K, r);
+      EXPECT_EQ(d.moduli, want) << "trial " << t << " at " << M << " x " << N << " x " << K << ": " << d.reason;
+      (want ? emulated : native) += 1;
+      if (d.moduli) {
+        const auto [qa, qb] = split_bits(r, scale_bits(d.moduli, K));
+        EXPECT_EQ(d.qa, qa);
+        EXPECT_EQ(d.qb, qb);
+      }
+    }
+  }
+  EXPECT_GT(emulated, 100) << "the draws reach both sides";
+  EXPECT_GT(native, 100) << "the draws reach both sides";
 }
 
 // Accurate scaling: the shifts a split leaves room for (qa + s_i <= 62, s_i <= qb - 8), and a rule that takes

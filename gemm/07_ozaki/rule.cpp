@@ -261,33 +261,35 @@ Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli, const Shi
     d = e;
     why << fixed_moduli << " moduli (fixed)";
   } else {
-    // The estimate falls as moduli are added (more bits for both operands; a host test checks it), so where the
-    // most moduli miss the target every count does: one estimate instead of nine, each up to 1,600 pairs of bins,
-    // on the host's path before native DGEMM is enqueued (8-17 us against 60-110 us on a development host, data
-    // spread as PHI 2 and 4: docs/gemm-notes.md, step 54).
-    const Decision most = estimate(kMaxModuli);
-    for (int n = kMinModuli; n < kMaxModuli && d.moduli == 0 && most.predicted_ratio <= kTargetRatio; ++n) {
+    // The speed model's time grows with the count and the estimate falls as moduli are added (more bits for both
+    // operands; a host test checks it), so the most moduli the model allows at this shape decide alone where they
+    // miss the target: no count both fast and accurate enough, one estimate. Otherwise the fewest that meet it, which
+    // the model then allows. On the path between the statistics' read-back and native DGEMM's enqueue this was 10-12
+    // of the 15-16 us (H200; docs/gemm-notes.md, step 55), where the fewest accurate count was searched first.
+    const bool accurate = shifts != nullptr;
+    int most_fast = kMinModuli;  // native_by_shape() let kMinModuli through: the fewest any inputs could need is allowed
+    while (most_fast < kMaxModuli && predicted_time_ratio(M, N, K, most_fast + 1, accurate) <= kSpeedMargin) ++most_fast;
+    const Decision most = estimate(most_fast);
+    if (!(most.predicted_ratio <= kTargetRatio)) {
+      if (most_fast == kMaxModuli)
+        why << "native: no count up to " << kMaxModuli << " moduli meets the accuracy target (predicted "
+            << most.predicted_ratio << " x eps |A||B| at " << kMaxModuli << ")";
+      else
+        why << "native: " << most_fast << " moduli, the most the speed model allows at this shape (about "
+            << predicted_time_ratio(M, N, K, most_fast, accurate) << " x native DGEMM's time; it emulates at up to "
+            << kSpeedMargin << "), would err by about " << most.predicted_ratio << " x eps |A||B|, above the target of "
+            << kTargetRatio;
+      d.reason = why.str();
+      return d;
+    }
+    for (int n = kMinModuli; n < most_fast && d.moduli == 0; ++n) {
       const Decision e = estimate(n);
       if (e.predicted_ratio <= kTargetRatio) d = e;
     }
-    if (d.moduli == 0 && most.predicted_ratio <= kTargetRatio) d = most;
-    if (d.moduli == 0) {
-      why << "native: no count up to " << kMaxModuli << " moduli meets the accuracy target (predicted "
-          << most.predicted_ratio << " x eps |A||B| at " << kMaxModuli << ")";
-      d.reason = why.str();
-      return d;
-    }
-    const double t = predicted_time_ratio(M, N, K, d.moduli, shifts != nullptr);
-    if (!(t <= kSpeedMargin)) {
-      why << "native: " << d.moduli << " moduli (the fewest with a predicted error under " << kTargetRatio
-          << " x eps |A||B|) would take about " << t << " x native DGEMM's time at this shape (the speed model; "
-          << "emulation from " << kSpeedMargin << ")";
-      d = Decision{};
-      d.reason = why.str();
-      return d;
-    }
+    if (d.moduli == 0) d = most;
     why << d.moduli << " moduli: the fewest with a predicted error under " << kTargetRatio
-        << " x eps |A||B|; predicted " << t << " x native DGEMM's time";
+        << " x eps |A||B|; predicted " << predicted_time_ratio(M, N, K, d.moduli, accurate)
+        << " x native DGEMM's time";
   }
   if (shifts) why << ", accurate scaling";
   d.reason = why.str();
