@@ -251,6 +251,25 @@ RhoBins make_bins(std::initializer_list<std::tuple<double, double, double>> bins
   return b;
 }
 
+// Statistics of 1 to 6 random bins a side, rho up to 2^max_log2_rho, tau between 1 and sqrt(rho), up to 5000 rows a
+// bin; each side's rho and tau the largest of its bins'.
+Stats random_binned_stats(std::mt19937_64& rng, double max_log2_rho) {
+  std::uniform_real_distribution<double> u(0, 1);
+  Stats r{1, 1, 1, 1};
+  for (RhoBins* b : {&r.bins_a, &r.bins_b}) {
+    const int bins = 1 + static_cast<int>(u(rng) * 6);
+    for (int i = 0; i < bins; ++i) {
+      const double rho = std::pow(2.0, u(rng) * max_log2_rho), tau = 1 + u(rng) * (std::sqrt(rho) - 1);
+      add_rows(*b, rho, tau, std::floor(1 + u(rng) * 5000));
+      double& side_rho = b == &r.bins_a ? r.rho_a : r.rho_b;
+      double& side_tau = b == &r.bins_a ? r.tau_a : r.tau_b;
+      side_rho = std::max(side_rho, rho);
+      side_tau = std::max(side_tau, tau);
+    }
+  }
+  return r;
+}
+
 // The binned estimate (ozaki.hpp): one bin per side gives the unbinned estimate; it is never above it; a few rows
 // of wider spread weigh by their count. The PHI 0.5 bins are those of 8192 x 8192 operands drawn as exp:0.5 draws
 // (a simulation of the statistics, docs/gemm-notes.md step 42): 15 moduli binned, 16 from the worst row and column.
@@ -280,18 +299,7 @@ TEST(OzakiRule, BinnedEstimateWeighsTheRowsOfWideSpreadByTheirCount) {
   std::mt19937_64 rng(choose_seed());
   std::uniform_real_distribution<double> u(0, 1);
   for (int t = 0; t < 200; ++t) {
-    Stats r{1, 1, 1, 1};
-    for (RhoBins* b : {&r.bins_a, &r.bins_b}) {
-      const int bins = 1 + static_cast<int>(u(rng) * 6);
-      for (int i = 0; i < bins; ++i) {
-        const double rho = std::pow(2.0, u(rng) * 12), tau = 1 + u(rng) * (std::sqrt(rho) - 1);
-        add_rows(*b, rho, tau, std::floor(1 + u(rng) * 5000));
-        double& side_rho = b == &r.bins_a ? r.rho_a : r.rho_b;
-        double& side_tau = b == &r.bins_a ? r.tau_a : r.tau_b;
-        side_rho = std::max(side_rho, rho);
-        side_tau = std::max(side_tau, tau);
-      }
-    }
+    const Stats r = random_binned_stats(rng, 12);
     const Stats w{r.rho_a, r.tau_a, r.rho_b, r.tau_b};
     const int S = 80 + static_cast<int>(u(rng) * 30), qa = S / 2 + static_cast<int>(u(rng) * 9) - 4;
     EXPECT_LE(predicted_ratio(r, 20000, 20000, 4096, qa, S - qa), predicted_ratio(w, 20000, 20000, 4096, qa, S - qa))
@@ -419,21 +427,9 @@ TEST(OzakiRule, SpeedModelFirstGivesTheFullSearchsDecisions) {
     return 0;
   };
   std::mt19937_64 rng(choose_seed());
-  std::uniform_real_distribution<double> u(0, 1);
   int emulated = 0, native = 0;
   for (int t = 0; t < 300; ++t) {
-    Stats r{1, 1, 1, 1};
-    for (RhoBins* b : {&r.bins_a, &r.bins_b}) {
-      const int bins = 1 + static_cast<int>(u(rng) * 6);
-      for (int i = 0; i < bins; ++i) {
-        const double rho = std::pow(2.0, u(rng) * 10), tau = 1 + u(rng) * (std::sqrt(rho) - 1);
-        add_rows(*b, rho, tau, std::floor(1 + u(rng) * 5000));
-        double& side_rho = b == &r.bins_a ? r.rho_a : r.rho_b;
-        double& side_tau = b == &r.bins_a ? r.tau_a : r.tau_b;
-        side_rho = std::max(side_rho, rho);
-        side_tau = std::max(side_tau, tau);
-      }
-    }
+    const Stats r = random_binned_stats(rng, 10);
     for (const auto& [M, N, K] : {std::tuple{2816, 2816, 2816}, {3072, 3072, 3072}, {3584, 3584, 3584},
                                   {4096, 4096, 4096}, {8192, 8192, 1024}, {2048, 8192, 4096}, {16384, 16384, 16384}}) {
       const Decision d = decide(M, N, K, r);
