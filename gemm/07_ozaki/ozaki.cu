@@ -193,8 +193,8 @@ __device__ __forceinline__ void stats_tile(double* t, const StatsView& v, int K,
 }
 
 // The statistics of A's tiles (blocks [0, blocks_a)) and B's (the rest) in one launch: one ramp and one drain of
-// the grid instead of two (two launches at 2816^3 ran 26.9 and 27.2 us at 73% of DRAM's peak, 81% of their
-// cycles with every SM active; ncu, H100, docs/gemm-notes.md, step 55).
+// the grid instead of two (two launches at 2816^3 ran 26.7 and 26.6 us at 74-75% of DRAM's peak, their SMs busy
+// 81-86% of the elapsed cycles; one launch 46-47 us at 82-84%; ncu, H100, docs/gemm-notes.md, step 55).
 template <bool KContiguousA, bool KContiguousB>
 __global__ void __launch_bounds__(kThreads) stats_kernel(StatsView a, StatsView b, int K, unsigned blocks_a) {
   __shared__ double t[kTile * kTile];

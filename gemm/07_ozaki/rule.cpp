@@ -267,8 +267,10 @@ Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli, const Shi
     // the model then allows. On the path between the statistics' read-back and native DGEMM's enqueue this was 10-12
     // of the 15-16 us (H200; docs/gemm-notes.md, step 55), where the fewest accurate count was searched first.
     const bool accurate = shifts != nullptr;
-    int most_fast = kMinModuli;  // native_by_shape() let kMinModuli through: the fewest any inputs could need is allowed
-    while (most_fast < kMaxModuli && predicted_time_ratio(M, N, K, most_fast + 1, accurate) <= kSpeedMargin) ++most_fast;
+    // native_by_shape() let the fewest count any inputs could need through, so kMinModuli is allowed
+    int most_fast = kMinModuli;
+    while (most_fast < kMaxModuli && predicted_time_ratio(M, N, K, most_fast + 1, accurate) <= kSpeedMargin)
+      ++most_fast;
     const Decision most = estimate(most_fast);
     if (!(most.predicted_ratio <= kTargetRatio)) {
       if (most_fast == kMaxModuli)
