@@ -314,8 +314,9 @@ TEST(OzakiRule, BinnedEstimateWeighsTheRowsOfWideSpreadByTheirCount) {
   EXPECT_EQ(decide(8192, 8192, 8192, inf).moduli, 0);
 }
 
-// The estimate falls as moduli are added, which lets decide() give up after the largest count's estimate alone:
-// every count from kMinModuli to kMaxModuli, unbinned and binned statistics of several spreads, several shapes.
+// The estimate falls as moduli are added, which lets decide() go native after one estimate, that of the most moduli
+// the speed model allows: every count from kMinModuli to kMaxModuli, unbinned and binned statistics of several
+// spreads, several shapes.
 TEST(OzakiRule, EstimateFallsAsModuliAreAdded) {
   std::vector<Stats> all;
   for (double rho : {1.0, 2.0, 30.0, 300.0, 5000.0, 1e5}) {
