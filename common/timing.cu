@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cmath>
 #include <ctime>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 
@@ -97,18 +98,12 @@ int l2_bytes_of_current_device() {
   return std::max(l2, 1 << 20);
 }
 
-// The samples of one timed region and when to stop taking them.
-struct Sampler {
-  const TimingOptions& opts;
-  std::vector<double> samples;
-  std::vector<double> cpu;  // each sample's host CPU time per launch
-  std::chrono::steady_clock::time_point start = std::chrono::steady_clock::now();
-
-  bool done() const {
-    if (static_cast<int>(samples.size()) >= opts.max_repetitions) return true;
-    if (static_cast<int>(samples.size()) < opts.min_repetitions) return false;
-    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
-    return spent >= opts.time_budget_s || TimingStats::from_samples(samples, opts.noise_target).noise_met;
+// The samples one work has taken in a timed region: per launch, and the host CPU time per launch of each.
+struct Taken {
+  std::vector<double> ms, cpu;
+  void clear() {
+    ms.clear();
+    cpu.clear();
   }
 };
 
@@ -256,38 +251,71 @@ class Sampling {
 
 }  // namespace
 
-TimingStats time_on_stream(cudaStream_t stream, const TimingOptions& opts, const StreamWork& work) {
+std::vector<TimingStats> time_interleaved(cudaStream_t stream, const TimingOptions& opts,
+                                          const std::vector<StreamWork>& works) {
+  if (works.empty()) throw std::invalid_argument("time_interleaved: no work to time");
   if (opts.min_repetitions < 1 || opts.max_repetitions < opts.min_repetitions)
     throw std::invalid_argument("time_on_stream: need 1 <= min_repetitions <= max_repetitions");
-  for (int i = 0; i < opts.warmup; ++i) {
-    if (work.flush) work.flush();
-    work.run(0);
-  }
+  for (const StreamWork& work : works)
+    for (int i = 0; i < opts.warmup; ++i) {
+      if (work.flush) work.flush();
+      work.run(0);
+    }
   CUDA_CHECK(cudaStreamSynchronize(stream));
-  Sampling sampling(stream, opts, work);
-  Sampler s{opts, {}, {}};
-  double cpu = 0;
-  const double first = sampling.first_sample(cpu);
-  if (!sampling.choose_batch(first)) {
-    s.samples.push_back(first);
-    s.cpu.push_back(cpu);
+  const std::size_t n = works.size();
+  std::vector<std::unique_ptr<Sampling>> arms;  // Sampling holds its events and blocker in place
+  std::vector<Taken> taken(n);
+  bool batched = false;  // some work's first sample was taken at another batch size than the rest will be
+  for (std::size_t i = 0; i < n; ++i) {
+    arms.push_back(std::make_unique<Sampling>(stream, opts, works[i]));
+    double cpu = 0;
+    const double first = arms[i]->first_sample(cpu);
+    batched |= arms[i]->choose_batch(first);
+    taken[i].ms.push_back(first);
+    taken[i].cpu.push_back(cpu);
   }
-  s.start = std::chrono::steady_clock::now();
-  while (!s.done()) {
-    double t = 0;
-    if (sampling.sample(t, cpu)) {
-      s.samples.push_back(t);
-      s.cpu.push_back(cpu);
-    } else {
-      s.samples.clear();
-      s.cpu.clear();
-      sampling.after_timeout();
+  if (batched)
+    for (Taken& t : taken) t.clear();  // every work's samples start together, so the i-th of each are one round
+  const auto start = std::chrono::steady_clock::now();
+  auto done = [&] {
+    const int rounds = static_cast<int>(taken[0].ms.size());
+    if (rounds >= opts.max_repetitions) return true;
+    if (rounds < opts.min_repetitions) return false;
+    const double spent = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+    if (spent >= opts.time_budget_s * static_cast<double>(n)) return true;
+    return std::all_of(taken.begin(), taken.end(), [&](const Taken& t) {
+      return TimingStats::from_samples(t.ms, opts.noise_target).noise_met;
+    });
+  };
+  std::vector<double> ms(n), cpu(n);
+  while (!done()) {
+    bool trusted = true;
+    for (std::size_t i = 0; i < n; ++i)
+      if (!arms[i]->sample(ms[i], cpu[i])) {
+        arms[i]->after_timeout();
+        trusted = false;
+      }
+    if (!trusted) {  // a blocker gave up: no sample of this round is trusted, and the rounds start again
+      for (Taken& t : taken) t.clear();
+      continue;
+    }
+    for (std::size_t i = 0; i < n; ++i) {
+      taken[i].ms.push_back(ms[i]);
+      taken[i].cpu.push_back(cpu[i]);
     }
   }
-  TimingStats stats = TimingStats::from_samples(std::move(s.samples), opts.noise_target);
-  stats.cpu_ms = TimingStats::from_samples(std::move(s.cpu)).median_ms;
-  sampling.describe(stats);
-  return stats;
+  std::vector<TimingStats> out;
+  for (std::size_t i = 0; i < n; ++i) {
+    TimingStats stats = TimingStats::from_samples(std::move(taken[i].ms), opts.noise_target);
+    stats.cpu_ms = TimingStats::from_samples(std::move(taken[i].cpu)).median_ms;
+    arms[i]->describe(stats);
+    out.push_back(std::move(stats));
+  }
+  return out;
+}
+
+TimingStats time_on_stream(cudaStream_t stream, const TimingOptions& opts, const StreamWork& work) {
+  return time_interleaved(stream, opts, {work}).front();
 }
 
 int fastest_once(int n, const std::function<void(int)>& run, std::vector<double>* ms) {

@@ -120,6 +120,15 @@ struct StreamWork {
 // Times `work` on `stream` as described at the top.
 TimingStats time_on_stream(cudaStream_t stream, const TimingOptions& opts, const StreamWork& work);
 
+// Times several works with their samples interleaved: each round takes one sample of every work, in the order
+// given, until every work's samples are quiet (the noise target) or the time budget, multiplied by the number of
+// works, is spent, and never fewer than min_repetitions rounds. Each work keeps its own batch size, graph and
+// blocker. A blocker's timeout restarts the rounds of all of them, so that samples_ms[i] of every result was taken
+// in round i: works compared this way see the GPU in the same states (its clock, lowered by the power controller
+// as a long row runs on, above all), where rows timed one after another may not. One work: time_on_stream.
+std::vector<TimingStats> time_interleaved(cudaStream_t stream, const TimingOptions& opts,
+                                          const std::vector<StreamWork>& works);
+
 // For a choice made once at set-up between ways of doing the same work (how pageable operands cross, cuBLASXt's
 // tile size): one untimed warm-up run of the first candidate, then each of the `n` candidates run once on the
 // host's wall clock (`run(i)` returns when its work is complete). Returns the index of the fastest (the first of

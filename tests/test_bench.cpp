@@ -4,10 +4,13 @@
 #include "bench/kbench/plan.hpp"
 #include "bench/kbench/results.hpp"
 #include "bench/kbench/rows.hpp"
+#include "bench/kbench/session.hpp"
 #include "bench/parse.hpp"
 #include "bench/pattern.hpp"
 #include "bench/kbench/table.hpp"
 #include "bench/resources.hpp"
+
+#include "gpu_test.hpp"
 
 #include <gtest/gtest.h>
 
@@ -306,6 +309,38 @@ TEST(PlanTest, ChecksEveryInputWithoutAGpu) {
 #endif
 }
 
+// --interleave: GEMM rows in device mode and reduction rows; refused where no row would be timed in turn with its
+// anchor; the anchor's copy of A, B and C counts against the device's memory.
+TEST(PlanTest, InterleaveNeedsRowsWithAnAnchorAndRoomForItsCopy) {
+  RunOptions o;
+  o.suite = "gemm";
+  o.sizes = "8192";
+  o.interleave = true;
+  const Plan p = make_plan(given(o, {"--suite", "--sizes", "--interleave"}));
+  EXPECT_TRUE(p.interleave);
+  const std::size_t gib = std::size_t{1} << 30;
+  // 8192^3 holds 1.5 GiB: once it fits a 2.5 GiB device, twice it does not.
+  RunOptions once = o;
+  once.interleave = false;
+  EXPECT_NO_THROW(check_memory(make_plan(given(once, {"--suite", "--sizes"})), gib * 5 / 2, gib * 5 / 2));
+  try {
+    check_memory(p, gib * 5 / 2, gib * 5 / 2);
+    ADD_FAILURE() << "twice 1.5 GiB on a 2.5 GiB device was let through";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("--interleave"), std::string::npos) << e.what();
+  }
+  o.modes = "pinned";
+  EXPECT_THROW(make_plan(given(o, {"--suite", "--sizes", "--interleave", "--mode"})), std::invalid_argument);
+  o.modes = "pinned,device";
+  EXPECT_TRUE(make_plan(given(o, {"--suite", "--sizes", "--interleave", "--mode"})).interleave);
+  o = RunOptions{};
+  o.suite = "integral";
+  o.interleave = true;
+  EXPECT_THROW(make_plan(given(o, {"--suite", "--interleave"})), std::invalid_argument);
+  o.suite = "reduce";
+  EXPECT_TRUE(make_plan(given(o, {"--suite", "--interleave"})).interleave);
+}
+
 // --ops: every size in each combination, a size's combinations together; C reads as T; the rows' key names the
 // ops unless NN (so NN rows keep their names).
 TEST(PlanTest, OpsExpandEverySize) {
@@ -499,6 +534,41 @@ TEST(Resources, OccupancyFollowsEachArchitecturesLimits) {
   EXPECT_EQ(occupancy(*sm_limits(86), k, 128).blocks, 2);
   EXPECT_EQ(occupancy(*sm_limits(86), k, 128).limited_by, "shared memory");
   EXPECT_EQ(sm_limits(61), nullptr);
+}
+
+// --interleave on the GPU: a GEMM row and a reduction row each carry the anchor's median from their own rounds and
+// take their ratio from it; the ratio to the anchor's row is kept beside it; the anchor rows are timed alone.
+TEST(InterleaveOnGpu, RowsTakeTheirRatioFromTheAnchorsSamplesOfTheirRounds) {
+  KS_REQUIRE_GPU();
+  RunOptions o;
+  o.suite = "all";
+  o.sizes = "2^16";
+  o.types = "double";
+  o.variants = "register_tiled|fast";
+  o.repetitions = 4;
+  o.interleave = true;
+  Plan p = make_plan(given(o, {"--suite", "--sizes", "--types", "--variants", "--interleave"}));
+  p.gemm_sizes = {GemmSize{.M = 200, .N = 136, .K = 72}};
+  p.extra_modes.clear();
+  Session session(p, query_device(0), false);
+  for (const Row& row : build_rows(p))
+    if (row.axes.family == "gemm" || row.axes.family == "reduce") session.run_row(row);
+  int interleaved = 0;
+  const bool has_gemm_anchor = gemm::registry().anchor() != nullptr;
+  for (const RowResult& r : session.results()) {
+    ASSERT_TRUE(r.ok()) << r.name << ": " << r.error;
+    const bool beside = r.extra.count("interleaved_anchor_ms") > 0;
+    const bool anchored = r.axes.family == "gemm" ? has_gemm_anchor : true;
+    EXPECT_EQ(beside, !r.axes.anchor && anchored) << r.name;
+    if (!beside) continue;
+    ++interleaved;
+    EXPECT_GE(r.timing.repetitions(), 4) << r.name;
+    EXPECT_GT(r.extra.at("interleaved_anchor_ms"), 0.0) << r.name;
+    EXPECT_DOUBLE_EQ(r.vs_anchor, r.extra.at("interleaved_anchor_ms") / r.timing.median_ms) << r.name;
+    EXPECT_GT(r.extra.at("vs_anchor_alone"), 0.0) << r.name;
+    EXPECT_GT(r.extra.at("vs_anchor_rounds"), 0.0) << r.name;
+  }
+  EXPECT_EQ(interleaved, has_gemm_anchor ? 2 : 1);
 }
 
 }  // namespace

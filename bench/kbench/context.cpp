@@ -80,11 +80,14 @@ void write_ceilings(json::Writer& w, const Ceilings& c) {
   w.end_object();
 }
 
-void write_timing(json::Writer& w, const TimingOptions& t, const std::string& gemm_l2, const std::string& reduce_l2) {
+void write_timing(json::Writer& w, const RunContext& c) {
+  const TimingOptions& t = c.timing;
   w.begin_object("timing")
       .value("method", "CUDA events around samples queued behind a blocking kernel; warm-up, then samples until "
                        "stddev/median <= noise_target or time_budget_s is spent (at least min_repetitions); "
-                       "launches under batch_below_ms timed in batches; the row's time is the median per launch")
+                       "launches under batch_below_ms timed in batches; the row's time is the median per launch; with "
+                       "interleave, a row's samples alternate with its anchor's, and its vs_anchor is the ratio of "
+                       "the two medians so taken")
       .value("warmup", t.warmup)
       .value("min_repetitions", t.min_repetitions)
       .value("noise_target", t.noise_target)
@@ -92,8 +95,9 @@ void write_timing(json::Writer& w, const TimingOptions& t, const std::string& ge
       .value("batch_below_ms", t.batch_below_ms)
       .value("blocking", t.blocking)
       .value("graph_batches", t.graph_batches)
-      .value("gemm_l2", gemm_l2)
-      .value("reduce_l2", reduce_l2)
+      .value("gemm_l2", c.gemm_l2)
+      .value("reduce_l2", c.reduce_l2)
+      .value("interleave", c.interleave)
       .end_object();
 }
 
@@ -111,6 +115,7 @@ RunContext collect_context(const DeviceFacts& d, const GpuState& at_start, const
   c.timing = plan.timing;
   c.gemm_l2 = plan.gemm_cold ? "cold" : "warm";
   c.reduce_l2 = plan.reduce_cold ? "cold" : "warm";
+  c.interleave = plan.interleave;
   return c;
 }
 
@@ -143,7 +148,7 @@ void write_context(json::Writer& w, const RunContext& c) {
       .value("image_for_gpu", v.text)
       .end_object();
   if (c.ceilings) write_ceilings(w, *c.ceilings);
-  write_timing(w, c.timing, c.gemm_l2, c.reduce_l2);
+  write_timing(w, c);
   if (!c.interrupted.empty()) w.value("interrupted", c.interrupted);
   if (!c.stopped_early.empty()) w.value("stopped_early", c.stopped_early);
   w.end_object();

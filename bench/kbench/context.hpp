@@ -24,6 +24,7 @@ struct RunContext {
   std::optional<Ceilings> ceilings;  // absent with --skip-ceilings
   TimingOptions timing;
   std::string gemm_l2, reduce_l2;  // warm or cold
+  bool interleave = false;         // --interleave
   std::string interrupted;   // the signal's name, when a signal stopped the run
   std::string stopped_early; // why the remaining rows were not run
 };

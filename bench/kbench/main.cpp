@@ -81,6 +81,10 @@ void add_run_options(CLI::App* cmd, RunOptions& o) {
       ->check(CLI::IsMember({"full", "sampled", "auto"}));
   cmd->add_option("--block", o.block, "Threads per block for the reductions that take one")
       ->check(cli::whole_number(1, 1024));
+  cmd->add_flag("--interleave", o.interleave,
+                "Time each device-mode GEMM row and each reduction row with samples of its group's anchor "
+                "(cuBLAS, CUB) taken in turn with its own, and take its ratio from those: both then run at the same "
+                "clocks. The anchor's own row is timed as usual; the ratio to it is kept as vs_anchor_alone");
   cmd->add_flag("--no-validate", o.no_validate, "Skip validation (not recommended)");
   cmd->add_flag("--skip-ceilings", o.skip_ceilings, "Do not measure the ceilings (no % of ceiling column)");
   cmd->add_option("--format", o.format, "console (default), md, csv or json (the results document, on stdout)")

@@ -20,6 +20,7 @@ struct RunOptions {
   std::string l2;               // warm or cold; empty: GEMM warm, reductions cold
   bool no_blocking = false;     // one launch per sample, no blocking kernel, no batches
   bool stream_batches = false;  // batches as stream launches rather than one CUDA graph
+  bool interleave = false;      // each row's samples alternate with its group anchor's (device GEMM, reductions)
   std::string device_memory;    // the pipelined modes' budget per device ("8G"); empty: what is free
   std::string devices;          // the pipelined modes' devices ("0,1"); empty: --device
   std::string dist;               // GEMM operands: uniform (default), exp:PHI, either with ,pow2:S

@@ -49,6 +49,9 @@ void check_given(const RunOptions& o, bool gemm, bool reductions) {
   for (const char* name : {"--device-memory", "--devices", "--validate", "--dist", "--ops"})
     if (o.given_option(name) && !gemm)
       throw std::invalid_argument(std::string(name) + " applies to GEMM rows only, and --suite " + o.suite + " has none");
+  if (o.given_option("--interleave") && !gemm && !reductions)
+    throw std::invalid_argument("--interleave applies to GEMM and reduction rows only, and --suite " + o.suite +
+                                " has none");
   for (const char* name : {"--types", "--block"})
     if (o.given_option(name) && !reductions)
       throw std::invalid_argument(std::string(name) + " applies to reduction and integral rows only, and --suite " +
@@ -248,6 +251,10 @@ Plan make_plan(const RunOptions& o) {
   p.block = o.block;
   check_block(p);
   p.timing = timing_options(o);
+  p.interleave = o.interleave;
+  if (p.interleave && !p.reduce && std::find(p.modes.begin(), p.modes.end(), gemm::Mode::Device) == p.modes.end())
+    throw std::invalid_argument("--interleave applies to device-mode GEMM rows and reduction rows, and this run has "
+                                "neither (add device to --mode)");
   return p;
 }
 
@@ -280,8 +287,12 @@ void require_memory(const std::string& what, double need_bytes, std::size_t free
 void check_memory(const Plan& plan, std::size_t free_bytes, std::size_t total_bytes) {
   // The pipelined modes hold tiles, not operands: only the other modes need A, B and C on the device.
   const bool on_device = std::any_of(plan.modes.begin(), plan.modes.end(), [](gemm::Mode m) { return !gemm::is_pipelined(m); });
+  // --interleave holds the anchor's A, B and C beside the row's.
+  const bool twice = plan.interleave && std::find(plan.modes.begin(), plan.modes.end(), gemm::Mode::Device) != plan.modes.end();
   for (const GemmSize& s : plan.gemm_sizes)
-    if (on_device) require_memory("GEMM " + s.str(), gemm_bytes(s), free_bytes, total_bytes);
+    if (on_device)
+      require_memory("GEMM " + s.str() + (twice ? " with --interleave (the anchor's copy beside the row's)" : ""),
+                     (twice ? 2 : 1) * gemm_bytes(s), free_bytes, total_bytes);
   for (std::size_t n : plan.reduce_counts)
     for (reduce::DType t : plan.reduce_types)
       require_memory("reduction of " + std::to_string(n) + " " + reduce::to_string(t), 2.2 * reduce_bytes(n, t),

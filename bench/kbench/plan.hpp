@@ -55,6 +55,7 @@ struct Plan {
   Validation validation = Validation::Auto;
   std::optional<gemm::pipelined::Pageable> pageable;  // how pageable_pipelined's operands cross; none: time both
   TimingOptions timing;
+  bool interleave = false;  // --interleave: device-mode GEMM and reduction rows timed in turn with their anchor
 };
 
 // The most devices --devices may list, and the highest index + 1.

@@ -30,13 +30,20 @@ class RowEnv {
 
   // Times `work` with the run's timing options; at most `max_repetitions` samples.
   TimingStats time(const StreamWork& work, int max_repetitions = INT_MAX) const;
+  // --interleave: times `work` and its group's anchor (`anchor`, the same problem) in turn (time_interleaved) and
+  // returns the row's measurement; the anchor's goes into the row's extras (interleaved_anchor_ms and _noise,
+  // vs_anchor_rounds: the median over the rounds of the anchor's sample / the row's), from which the session
+  // takes the row's ratio.
+  TimingStats time_beside(RowResult& r, const StreamWork& work, const StreamWork& anchor,
+                          int max_repetitions = INT_MAX) const;
 
   // Validates once (unless the plan skips validation), times, validates again (the timed runs must not have
   // disturbed the result). `runner` has reset_output() and run(); `check()` returns something with `ok` and
-  // `report`. Returns nothing when a check failed: the row is then marked failed with the report.
+  // `report`. Returns nothing when a check failed: the row is then marked failed with the report. With `anchor`,
+  // timed by time_beside().
   template <class Runner, class Check>
   std::optional<TimingStats> checked_timing(RowResult& r, Runner& runner, Check&& check, const StreamWork& work,
-                                            int max_repetitions = INT_MAX) const {
+                                            int max_repetitions = INT_MAX, const StreamWork* anchor = nullptr) const {
     auto checked = [&](const char* when) {
       if (plan.validation == Validation::None) return true;
       runner.reset_output();
@@ -46,7 +53,7 @@ class RowEnv {
       return c.ok;
     };
     if (!checked("before timing")) return std::nullopt;
-    TimingStats t = time(work, max_repetitions);
+    TimingStats t = anchor ? time_beside(r, work, *anchor, max_repetitions) : time(work, max_repetitions);
     if (!checked("after timing")) return std::nullopt;
     return t;
   }

@@ -15,6 +15,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdio>
+#include <optional>
 
 namespace ks::bench {
 namespace {
@@ -114,11 +115,11 @@ void report_phases(RowEnv& s, RowResult& r, gemm::Runner& runner) {
   for (const auto& [name, ms] : phases) r.extra["phase_ms_" + name] = ms;
 }
 
-// Validates and times `runner` (the row's mode on its problem `p`) and records the rate against the FP64 FMA ceiling
-// (variants on the tensor cores, cuBLAS on sm_80+, can exceed it) and, for sampled validation, the largest error.
-// False when the row failed.
+// Validates and times `runner` (the row's mode on its problem `p`; in turn with `anchor` where given) and records
+// the rate against the FP64 FMA ceiling (variants on the tensor cores, cuBLAS on sm_80+, can exceed it) and, for
+// sampled validation, the largest error. False when the row failed.
 bool measure_gemm(RowEnv& s, RowResult& r, gemm::Runner& runner, const gemm::GemmProblem& p, const GemmSize& size,
-                  gemm::Mode mode) {
+                  gemm::Mode mode, gemm::Runner* anchor = nullptr) {
   double worst = 0;  // of the checks, in units of the bound
   auto check = [&] {
     const gemm::GemmCheck c = check_gemm(s.plan, size, p, runner);
@@ -126,8 +127,10 @@ bool measure_gemm(RowEnv& s, RowResult& r, gemm::Runner& runner, const gemm::Gem
     return c;
   };
   // Zero-copy reads cross the bus for every access: a few repetitions say enough.
-  const auto t = s.checked_timing(r, runner, check, runner.work(s.plan.gemm_cold ? &s.flusher : nullptr),
-                                  mode == gemm::Mode::Mapped ? 3 : INT_MAX);
+  const L2Flusher* flusher = s.plan.gemm_cold ? &s.flusher : nullptr;
+  const StreamWork anchor_work = anchor ? anchor->work(flusher) : StreamWork{};
+  const auto t = s.checked_timing(r, runner, check, runner.work(flusher), mode == gemm::Mode::Mapped ? 3 : INT_MAX,
+                                  anchor ? &anchor_work : nullptr);
   if (!t) return false;
   s.report(r, *t, "TFLOP/s", gemm::flops(size.M, size.N, size.K) / 1e12, s.ceilings.fp64_fma_tflops);
   // Against long-double dot products (sampled validation), the largest error in units of
@@ -135,6 +138,16 @@ bool measure_gemm(RowEnv& s, RowResult& r, gemm::Runner& runner, const gemm::Gem
   if (sampled_validation(s.plan, size) && s.plan.validation != Validation::None)
     r.extra["max_error_eps_ab"] = gemm::worst_in_eps_ab(worst, size.K);
   return true;
+}
+
+// --interleave: the anchor that a device-mode row of `v` is timed in turn with (none for the anchor itself, other
+// modes, or an anchor that cannot run the row's shape here).
+const gemm::GemmVariant* interleaved_anchor(const RowEnv& s, const gemm::GemmVariant& v, gemm::Mode mode,
+                                            const GemmSize& size) {
+  if (!s.plan.interleave || mode != gemm::Mode::Device || v.info.anchor) return nullptr;
+  const gemm::GemmVariant* a = gemm::registry().anchor();
+  if (!a || s.device.cc() < a->info.min_cc || !a->runs(op_a(size), op_b(size))) return nullptr;
+  return a;
 }
 
 Row gemm_row(const gemm::GemmVariant* v, gemm::Mode mode, const GemmSize& size,
@@ -156,7 +169,9 @@ Row gemm_row(const gemm::GemmVariant* v, gemm::Mode mode, const GemmSize& size,
     const gemm::GemmProblem& p = use.get();
     s.ctx.notes().clear();
     gemm::Runner runner(*v, mode, p, s.ctx, pipeline_options(s));
-    if (!measure_gemm(s, r, runner, p, size, mode)) return;
+    std::optional<gemm::Runner> anchor;  // --interleave: the anchor on its own copy of the problem
+    if (const gemm::GemmVariant* a = interleaved_anchor(s, *v, mode, size)) anchor.emplace(*a, mode, p, s.ctx);
+    if (!measure_gemm(s, r, runner, p, size, mode, anchor ? &*anchor : nullptr)) return;
     if (mode == gemm::Mode::Graph) r.extra["graph_setup_ms"] = runner.setup_ms();
     for (const auto& [key, value] : s.ctx.notes()) r.labels[key] = value;  // what the variant chose (ozaki)
     report_pipeline(s, r, runner, size);
@@ -281,8 +296,14 @@ Row reduce_row(const reduce::ReduceVariant* v, reduce::DType t, std::size_t n, i
     LazyInput<reduce::ReduceData>::Use use(*input);
     reduce::ReduceData& data = use.get();
     reduce::ReduceRunner runner(*v, data, block, s.ctx);
-    const auto t = s.checked_timing(r, runner, [&] { return runner.check(); },
-                                    runner.work(s.plan.reduce_cold ? &s.flusher : nullptr));
+    const L2Flusher* flusher = s.plan.reduce_cold ? &s.flusher : nullptr;
+    // --interleave: the anchor (CUB) on the same input, timed in turn with the row.
+    const reduce::ReduceVariant* a = s.plan.interleave && !v->info.anchor ? reduce::registry().anchor() : nullptr;
+    std::optional<reduce::ReduceRunner> anchor;
+    if (a) anchor.emplace(*a, data, block_for(*a, s.plan), s.ctx);
+    const StreamWork anchor_work = anchor ? anchor->work(flusher) : StreamWork{};
+    const auto t = s.checked_timing(r, runner, [&] { return runner.check(); }, runner.work(flusher), INT_MAX,
+                                    anchor ? &anchor_work : nullptr);
     if (!t) return;
     s.report(r, *t, "GB/s", static_cast<double>(data.bytes()) / 1e9,
              v->input_on_host ? s.ceilings.h2d_pinned_gbs : s.ceilings.device_read_bandwidth_gbs);

@@ -51,11 +51,29 @@ const char* signal_name(int sig) { return sig == SIGINT ? "SIGINT" : sig == SIGT
 
 RowEnv::RowEnv(const Plan& p, const DeviceFacts& d) : plan(p), device(d), flusher(d.index) {}
 
-TimingStats RowEnv::time(const StreamWork& work, int max_repetitions) const {
-  TimingOptions t = plan.timing;
+namespace {
+TimingOptions capped(TimingOptions t, int max_repetitions) {
   t.max_repetitions = std::max(1, std::min(t.max_repetitions, max_repetitions));
   t.min_repetitions = std::min(t.min_repetitions, t.max_repetitions);
-  return time_on_stream(stream.get(), t, work);
+  return t;
+}
+}  // namespace
+
+TimingStats RowEnv::time(const StreamWork& work, int max_repetitions) const {
+  return time_on_stream(stream.get(), capped(plan.timing, max_repetitions), work);
+}
+
+TimingStats RowEnv::time_beside(RowResult& r, const StreamWork& work, const StreamWork& anchor,
+                                int max_repetitions) const {
+  // The anchor's sample first in each round: the row's sample then follows it, as its row follows the anchor's.
+  std::vector<TimingStats> t = time_interleaved(stream.get(), capped(plan.timing, max_repetitions), {anchor, work});
+  const TimingStats& a = t[0];
+  std::vector<double> rounds;
+  for (std::size_t i = 0; i < a.samples_ms.size(); ++i) rounds.push_back(a.samples_ms[i] / t[1].samples_ms[i]);
+  r.extra["interleaved_anchor_ms"] = a.median_ms;
+  r.extra["interleaved_anchor_noise"] = a.noise;
+  r.extra["vs_anchor_rounds"] = TimingStats::from_samples(std::move(rounds)).median_ms;
+  return std::move(t[1]);
 }
 
 void RowEnv::report(RowResult& r, const TimingStats& t, const std::string& unit, double rate_numerator,
@@ -84,12 +102,18 @@ bool Session::failed() const {
   return std::any_of(results_.begin(), results_.end(), [](const RowResult& r) { return r.status == "failed"; });
 }
 
-// The anchor's median is kept for its group; any measured row of the group gets anchor / own median.
+// The anchor's median is kept for its group; any measured row of the group gets anchor / own median. A row timed
+// in turn with the anchor (--interleave) takes its ratio from the anchor's samples of its own rounds, and keeps the
+// ratio to the anchor's row as vs_anchor_alone.
 void Session::relate_to_anchor(RowResult& r) {
   if (!r.ok()) return;
   if (r.axes.anchor) anchor_ms_[r.axes.group] = r.timing.median_ms;
   const auto it = anchor_ms_.find(r.axes.group);
   if (it != anchor_ms_.end()) r.vs_anchor = it->second / r.timing.median_ms;
+  const auto beside = r.extra.find("interleaved_anchor_ms");
+  if (beside == r.extra.end()) return;
+  if (r.vs_anchor >= 0) r.extra["vs_anchor_alone"] = r.vs_anchor;
+  r.vs_anchor = beside->second / r.timing.median_ms;
 }
 
 void Session::measure(const Row& row, RowResult& r) {
