@@ -540,22 +540,30 @@ TEST(Resources, OccupancyFollowsEachArchitecturesLimits) {
 // take their ratio from it; the ratio to the anchor's row is kept beside it; the anchor rows are timed alone.
 TEST(InterleaveOnGpu, RowsTakeTheirRatioFromTheAnchorsSamplesOfTheirRounds) {
   KS_REQUIRE_GPU();
-  RunOptions o;
-  o.suite = "all";
-  o.sizes = "2^16";
-  o.types = "double";
-  o.variants = "register_tiled|fast";
-  o.repetitions = 4;
-  o.interleave = true;
-  Plan p = make_plan(given(o, {"--suite", "--sizes", "--types", "--variants", "--interleave"}));
-  p.gemm_sizes = {GemmSize{.M = 200, .N = 136, .K = 72}};
-  p.extra_modes.clear();
-  Session session(p, query_device(0), false);
-  for (const Row& row : build_rows(p))
-    if (row.axes.family == "gemm" || row.axes.family == "reduce") session.run_row(row);
+  RunOptions gemm_rows;
+  gemm_rows.suite = "gemm";
+  gemm_rows.sizes = "200x136x72";
+  gemm_rows.variants = "register_tiled";
+  gemm_rows.repetitions = 4;
+  gemm_rows.interleave = true;
+  RunOptions reduce_rows = gemm_rows;
+  reduce_rows.suite = "reduce";
+  reduce_rows.sizes = "2^16";
+  reduce_rows.types = "double";
+  reduce_rows.variants = "fast";
+  std::vector<RowResult> results;
+  for (const RunOptions& o : {gemm_rows, reduce_rows}) {
+    std::vector<std::string> named{"--suite", "--sizes", "--variants", "--interleave"};
+    if (!o.types.empty()) named.push_back("--types");
+    const Plan p = make_plan(given(o, named));
+    Session session(p, query_device(0), false);
+    for (const Row& row : build_rows(p))
+      if (row.axes.family == "gemm" || row.axes.family == "reduce") session.run_row(row);
+    results.insert(results.end(), session.results().begin(), session.results().end());
+  }
   int interleaved = 0;
   const bool has_gemm_anchor = gemm::registry().anchor() != nullptr;
-  for (const RowResult& r : session.results()) {
+  for (const RowResult& r : results) {
     ASSERT_TRUE(r.ok()) << r.name << ": " << r.error;
     const bool beside = r.extra.count("interleaved_anchor_ms") > 0;
     const bool anchored = r.axes.family == "gemm" ? has_gemm_anchor : true;

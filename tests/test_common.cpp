@@ -354,18 +354,16 @@ TEST(TimingOnGpu, InterleavedWorksTakeOneSampleEachPerRound) {
   Stream s;
   L2Flusher flush(0);
   DeviceBuffer<int> tiny(1);
-  int long_calls = 0;
   const TimingOptions o{.warmup = 1, .min_repetitions = 6, .noise_target = 0.5};
   const std::vector<TimingStats> t = time_interleaved(
       s.get(), o,
-      {{.run = [&](int) { flush.flush(s.get()); ++long_calls; }},
+      {{.run = [&](int) { flush.flush(s.get()); }},
        {.run = [&](int) { CUDA_CHECK(cudaMemsetAsync(tiny.data(), 0, sizeof(int), s.get())); }}});
   ASSERT_EQ(t.size(), 2u);
   EXPECT_EQ(t[0].repetitions(), t[1].repetitions());
   EXPECT_GE(t[0].repetitions(), 6);
   EXPECT_GT(t[1].batch, t[0].batch);
   EXPECT_TRUE(t[0].blocked && t[1].blocked);
-  EXPECT_GE(long_calls, 1 + t[0].repetitions() * t[0].batch);
   for (int i = 0; i < t[0].repetitions(); ++i) EXPECT_GT(t[0].samples_ms[i], t[1].samples_ms[i]) << "round " << i;
   EXPECT_THROW(time_interleaved(s.get(), o, {}), std::invalid_argument);
 }

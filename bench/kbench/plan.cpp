@@ -49,9 +49,6 @@ void check_given(const RunOptions& o, bool gemm, bool reductions) {
   for (const char* name : {"--device-memory", "--devices", "--validate", "--dist", "--ops"})
     if (o.given_option(name) && !gemm)
       throw std::invalid_argument(std::string(name) + " applies to GEMM rows only, and --suite " + o.suite + " has none");
-  if (o.given_option("--interleave") && !gemm && !reductions)
-    throw std::invalid_argument("--interleave applies to GEMM and reduction rows only, and --suite " + o.suite +
-                                " has none");
   for (const char* name : {"--types", "--block"})
     if (o.given_option(name) && !reductions)
       throw std::invalid_argument(std::string(name) + " applies to reduction and integral rows only, and --suite " +
@@ -252,6 +249,8 @@ Plan make_plan(const RunOptions& o) {
   check_block(p);
   p.timing = timing_options(o);
   p.interleave = o.interleave;
+  if (p.interleave && !p.gemm && !p.reduce)
+    throw std::invalid_argument("--interleave applies to GEMM and reduction rows, and --suite " + o.suite + " has none");
   if (p.interleave && !p.reduce && std::find(p.modes.begin(), p.modes.end(), gemm::Mode::Device) == p.modes.end())
     throw std::invalid_argument("--interleave applies to device-mode GEMM rows and reduction rows, and this run has "
                                 "neither (add device to --mode)");
