@@ -989,7 +989,7 @@ int rule_pick(const GemmArgs& a, const TileReadiness& r, std::string* why) {
 // The rule's choice: the skinny kernel for C of a few rows or columns; otherwise a TMA tile where it scores above
 // dmma's configuration and can run, dmma otherwise.
 void run_rule(const GemmArgs& a, ExecContext& ctx) {
-  if (dmma::skinny_pick(a.M, a.N, a.K, dmma::current_target().sm_count)) {
+  if (dmma::skinny_pick(a.M, a.N, a.K, a.transa, a.transb, dmma::current_target().sm_count)) {
     ctx.notes()["dmma_tma_path"] = "skinny " + skinny::describe(a) + " (C of at most " +
                                    std::to_string(dmma::kSkinnyMaxSide) + " rows or columns: FP64 FMA)";
     skinny::launch(a, ctx);

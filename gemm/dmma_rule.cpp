@@ -189,9 +189,11 @@ int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileC
   return pick;
 }
 
-bool skinny_pick(int M, int N, int K, int sm_count) {
+bool skinny_pick(int M, int N, int K, Op transa, Op transb, int sm_count) {
   const long long small = std::min(M, N), large = std::max(M, N);
-  const int per_sm = small <= kSkinnyNarrowSide ? kSkinnyLongPerSm : kSkinnyWideLongPerSm;
+  const int per_sm = small <= kSkinnyNarrowSide                   ? kSkinnyLongPerSm
+                     : skinny::dot_form(M, N, transa, transb) ? kSkinnyDotLongPerSm
+                                                                  : kSkinnyAxpyLongPerSm;
   return small >= 1 && small <= kSkinnyMaxSide && large >= static_cast<long long>(per_sm) * sm_count &&
          K >= kSkinnyMinDepth;
 }

@@ -313,20 +313,19 @@ int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileC
 // short of warps to hide its latency) 70.7-79.2% against 90.4-95.8%.
 //
 // Past kSkinnyNarrowSide rows or columns (5 to 8: the kernels' 8-wide instantiation) the 32-wide TMA tiles
-// (32 x 128 and 128 x 32, step 37) beat it unless the long side is longer still, kSkinnyWideLongPerSm a SM, in
-// either of its forms (steps 50 and 56). On an H100 (step 50, S x L x K): in the dot form the tile leads at L =
-// 16384 by 2.4-4.4 points (8 x 16384^2: 100.4% against 96.0%), at 32768 by 2.3 and at 8448 by 14-16, and trails by
-// 0.5-1.5 at 65536; the axpy form ties the tile at 16384 (within 1.4 points either way), trails it by 9-11 at 8448
-// and leads by 3.7-3.8 at 65536. On an H200 (step 56), whose DRAM streams 4.8 TB/s where the H100's 3.35, the axpy
-// form at 16384 x 8 x 16384 reads 81% of cuBLAS against the 128 x 32 tile's 94%: the FMA kernel does not keep
-// up with the faster memory, the tile does. So both forms take the dot form's boundary (between the measured 248
-// and 496 a SM).
+// (32 x 128 and 128 x 32, step 37) beat it unless the long side is longer still (step 50, S x L x K on an H100):
+// in the dot form at L = 16384 by 2.4-4.4 points (8 x 16384^2: 100.4% against 96.0%), at 32768 by 2.3 and at
+// 8448 by 14-16, while at L = 65536 the skinny kernel leads by 0.5-1.5, so the dot form needs
+// kSkinnyDotLongPerSm; the axpy form ties the tile at L = 16384 (within 1.4 points either way), leads by 3.7-3.8
+// at 65536 and trails by 9-11 at 8448, so it needs kSkinnyAxpyLongPerSm (a boundary placed between the measured
+// 64 and 124 a SM).
 constexpr int kSkinnyMaxSide = 8;
 constexpr int kSkinnyLongPerSm = 64;
 constexpr int kSkinnyMinDepth = 1024;
 constexpr int kSkinnyNarrowSide = 4;
-constexpr int kSkinnyWideLongPerSm = 256;
-bool skinny_pick(int M, int N, int K, int sm_count);
+constexpr int kSkinnyDotLongPerSm = 256;
+constexpr int kSkinnyAxpyLongPerSm = 96;
+bool skinny_pick(int M, int N, int K, Op transa, Op transb, int sm_count);
 
 // Whether dmma_tma's rule would run a TMA tile for `a` on the current device (false: it would run dmma's
 // configuration), for callers that route between dmma_tma and another library (the drop-in, dropin/).

@@ -441,30 +441,37 @@ TEST(SkinnyForm, NamesEveryElementOfTheOperandsAndC) {
 }
 
 // dmma_tma's rule sends C of at most 8 rows or columns to the skinny kernel where K is at least 1024 and the other
-// side gives every SM 64 of it (1 to 4 rows or columns), or, for 5 to 8, 256 of it in either form (the 32-wide
-// TMA tiles run below that); everything else keeps the tensor-core rule.
+// side gives every SM 64 of it (1 to 4 rows or columns), or, for 5 to 8, 256 in the dot form and 96 in the axpy
+// form (the 32-wide TMA tiles run below those); everything else keeps the tensor-core rule.
 TEST(SkinnyRule, ThinCWithALongSideAndDeepK) {
-  const auto pick = [](int M, int N, int K, int sms = 132) { return dmma::skinny_pick(M, N, K, sms); };
-  EXPECT_TRUE(pick(16384, 1, 16384));
-  EXPECT_TRUE(pick(1, 8448, 1024));
-  EXPECT_TRUE(pick(65536, 4, 32769));
-  EXPECT_TRUE(pick(4, 8448, 4096));
-  EXPECT_FALSE(pick(9, 16384, 16384));    // a side of 9: the tensor cores
-  EXPECT_FALSE(pick(16384, 16, 16384));
-  EXPECT_FALSE(pick(1, 8447, 16384));     // under 64 a SM of the long side
-  EXPECT_FALSE(pick(16384, 4, 1023));     // K under 1024
-  EXPECT_FALSE(pick(8, 8, 1 << 20));      // small C over deep K: split-K's
-  EXPECT_TRUE(pick(4, 4 * 64, 4096, 4));  // the long side scales with the SMs
-  // 5 to 8 rows or columns from 256 a SM.
-  EXPECT_FALSE(pick(8, 16384, 16384));
-  EXPECT_FALSE(pick(16384, 8, 16384));
-  EXPECT_FALSE(pick(5, 33791, 4096));
-  EXPECT_TRUE(pick(5, 33792, 4096));
-  EXPECT_TRUE(pick(33792, 8, 4096));
-  EXPECT_TRUE(pick(6, 256 * 8, 4096, 8));
-  EXPECT_FALSE(pick(7, 12672, 2048));
-  EXPECT_FALSE(pick(8448, 6, 4096));
-  EXPECT_FALSE(pick(65536, 8, 1023));     // K under 1024
+  const auto pick = [](int M, int N, int K, Op ta, Op tb, int sms = 132) {
+    return dmma::skinny_pick(M, N, K, ta, tb, sms);
+  };
+  constexpr Op n = Op::N, t = Op::T;
+  EXPECT_TRUE(pick(16384, 1, 16384, n, n));
+  EXPECT_TRUE(pick(1, 8448, 1024, n, n));
+  EXPECT_TRUE(pick(65536, 4, 32769, n, t));
+  EXPECT_TRUE(pick(4, 8448, 4096, n, n));
+  EXPECT_FALSE(pick(9, 16384, 16384, n, n));    // a side of 9: the tensor cores
+  EXPECT_FALSE(pick(16384, 16, 16384, n, n));
+  EXPECT_FALSE(pick(1, 8447, 16384, n, n));     // under 64 a SM of the long side
+  EXPECT_FALSE(pick(16384, 4, 1023, n, n));     // K under 1024
+  EXPECT_FALSE(pick(8, 8, 1 << 20, n, n));      // small C over deep K: split-K's
+  EXPECT_TRUE(pick(4, 4 * 64, 4096, n, n, 4));  // the long side scales with the SMs
+  // 5 to 8 rows or columns: the dot form (op(B) = B for few rows, op(A) = A^T for few columns) from 256 a SM.
+  EXPECT_FALSE(pick(8, 16384, 16384, n, n));
+  EXPECT_FALSE(pick(16384, 8, 16384, t, t));
+  EXPECT_FALSE(pick(5, 33791, 4096, t, n));
+  EXPECT_TRUE(pick(5, 33792, 4096, t, n));
+  EXPECT_TRUE(pick(33792, 8, 4096, t, n));
+  EXPECT_TRUE(pick(6, 256 * 8, 4096, n, n, 8));
+  // The axpy form (op(B) = B^T for few rows, op(A) = A for few columns) from 96 a SM.
+  EXPECT_TRUE(pick(16384, 8, 16384, n, n));
+  EXPECT_TRUE(pick(8, 16384, 16384, t, t));
+  EXPECT_TRUE(pick(7, 12672, 2048, n, t));
+  EXPECT_FALSE(pick(7, 12671, 2048, n, t));
+  EXPECT_FALSE(pick(8448, 6, 4096, n, n));
+  EXPECT_FALSE(pick(16384, 8, 1023, n, n));     // K under 1024
 }
 
 }  // namespace

@@ -303,7 +303,7 @@ TEST(DmmaTmaSkinny, ThinCRunsTheSkinnyKernel) {
   KS_REQUIRE_GPU();
   KS_VARIANT_OR_SKIP(v, "dmma_tma");
   const int sms = dmma::current_target().sm_count;
-  const int L = dmma::kSkinnyLongPerSm * sms + 37, W = dmma::kSkinnyWideLongPerSm * sms + 37;
+  const int L = dmma::kSkinnyLongPerSm * sms + 37, W = dmma::kSkinnyDotLongPerSm * sms + 37;
   const std::tuple<GemmShape, double> cases[] = {
       {{3, L, 1025, 5, 1027, 4}, 0.5}, {{W, 8, 1100, W + 2, 1101, W + 1}, 0.0}, {{1, L, 2048}, 0.0},
       {{L, 1, 1500}, -1.0},           {{8, W, 1031}, 0.0},                      {{W, 5, 1057}, 0.25},
@@ -313,27 +313,27 @@ TEST(DmmaTmaSkinny, ThinCRunsTheSkinnyKernel) {
   for (const auto& [base, beta] : cases)
     for (int o = 0; o < 4; ++o) {
       const GemmShape shape = base.with_ops(ops_of(o).a, ops_of(o).b);
-      ASSERT_TRUE(dmma::skinny_pick(shape.M, shape.N, shape.K, sms)) << shape.str();
+      ASSERT_TRUE(dmma::skinny_pick(shape.M, shape.N, shape.K, shape.transa, shape.transb, sms)) << shape.str();
       expect_repeated_runs(*v, make_problem(shape, -1.5, beta, choose_seed()), 2, "dmma_tma_path", "skinny");
     }
 }
 
-// C of 5 to 8 rows or columns with a long side under the skinny kernel's: the rule runs the 32-wide TMA tiles
-// (32 x 128 for few rows, 128 x 32 for few columns; split along K where the tiles are few; the small operand
-// copied where its leading dimension is odd), in both of the skinny kernel's forms; each checked against the
-// reference in every op combination.
-TEST(DmmaTmaSkinny, FiveToEightUnderTheLongSideRunTheThinTiles) {
+// C of 5 to 8 rows or columns with a long side the axpy form takes and the dot form does not: in the dot form the
+// rule runs the 32-wide TMA tiles (32 x 128 for few rows, 128 x 32 for few columns; split along K where the tiles
+// are few; the small operand copied where its leading dimension is odd), in the axpy form the skinny kernel;
+// each checked against the reference in every op combination.
+TEST(DmmaTmaSkinny, FiveToEightInTheDotFormRunTheThinTiles) {
   KS_REQUIRE_GPU();
   KS_VARIANT_OR_SKIP(v, "dmma_tma");
   if (test::current_cc() != 90) GTEST_SKIP() << "the TMA kernels run on compute capability 9.0";
   const int sms = dmma::current_target().sm_count;
-  const int L = 96 * sms + 37;
-  ASSERT_LT(L, dmma::kSkinnyWideLongPerSm * sms);
+  const int L = dmma::kSkinnyAxpyLongPerSm * sms + 37;
   for (const GemmShape& base : {GemmShape{8, L, 1040}, GemmShape{L, 6, 1031, L + 3, 1032, L + 1}})
     for (int o = 0; o < 4; ++o) {
       const GemmShape shape = base.with_ops(ops_of(o).a, ops_of(o).b);
-      ASSERT_FALSE(dmma::skinny_pick(shape.M, shape.N, shape.K, sms)) << shape.str();
-      const std::string path = shape.M <= shape.N ? "tma 32x128" : "tma 128x32";
+      const bool dot = skinny::dot_form(shape.M, shape.N, shape.transa, shape.transb);
+      ASSERT_EQ(dmma::skinny_pick(shape.M, shape.N, shape.K, shape.transa, shape.transb, sms), !dot) << shape.str();
+      const std::string path = !dot ? "skinny" : shape.M <= shape.N ? "tma 32x128" : "tma 128x32";
       expect_repeated_runs(*v, make_problem(shape, 1.0, 0.5, choose_seed()), 2, "dmma_tma_path", path);
     }
 }
