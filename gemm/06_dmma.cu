@@ -231,6 +231,12 @@ dmma::Target read_target(int device) {
   int l2 = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
   t.l2_bytes = l2;
+  int mem_khz = 0, bus_bits = 0, sm_khz = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, device));
+  if (sm_khz > 0 && t.sm_count > 0)  // double data rate: two transfers per memory clock
+    t.dram_bytes_per_sm_cycle = 2.0 * mem_khz * (bus_bits / 8.0) / (static_cast<double>(sm_khz) * t.sm_count);
   cudaFuncAttributes fa{};
   // The virtual architecture the code that runs here was compiled from (JIT from older PTX keeps it).
   CUDA_CHECK(cudaFuncGetAttributes(&fa, dmma_kernel<TileOf<dmma::split_k_shape(), 1, Instr::K4>>));

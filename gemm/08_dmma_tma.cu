@@ -986,18 +986,24 @@ int rule_pick(const GemmArgs& a, const TileReadiness& r, std::string* why) {
   return dmma::tma_pick(a.M, a.N, a.K, t, loads, copied_elements(a), why);
 }
 
-// The rule's choice: the skinny kernel for C of a few rows or columns; otherwise a TMA tile where it scores above
-// dmma's configuration and can run, dmma otherwise.
+void run_skinny(const GemmArgs& a, ExecContext& ctx, const char* why) {
+  ctx.notes()["dmma_tma_path"] = "skinny " + skinny::describe(a) + " (C of at most " +
+                                 std::to_string(dmma::kSkinnyMaxSide) + " rows or columns: FP64 FMA" + why + ")";
+  skinny::launch(a, ctx);
+}
+
+// The rule's choice: the skinny kernel for C of a few rows or columns (where the memory is fast, for 5 to 8 only
+// when no TMA tile would run); otherwise a TMA tile where it scores above dmma's configuration and can run, dmma
+// otherwise.
 void run_rule(const GemmArgs& a, ExecContext& ctx) {
-  if (dmma::skinny_pick(a.M, a.N, a.K, a.transa, a.transb, dmma::current_target().sm_count)) {
-    ctx.notes()["dmma_tma_path"] = "skinny " + skinny::describe(a) + " (C of at most " +
-                                   std::to_string(dmma::kSkinnyMaxSide) + " rows or columns: FP64 FMA)";
-    skinny::launch(a, ctx);
-    return;
-  }
+  const dmma::Target t = dmma::current_target();
+  const bool skinny = dmma::skinny_pick(a.M, a.N, a.K, a.transa, a.transb, t.sm_count);
+  const bool tiles_first = skinny && dmma::thin_tiles_first(a.M, a.N, t);
+  if (skinny && !tiles_first) return run_skinny(a, ctx, "");
   const TileReadiness r = readiness();
   std::string why;
   const int pick = rule_pick(a, r, &why);
+  if (tiles_first && pick < 0) return run_skinny(a, ctx, "; no TMA tile would run it");
   ctx.notes()["dmma_tma_path"] = why;
   if (pick >= 0)
     launch_describable(pick, a, ctx, r[static_cast<std::size_t>(pick)], true);

@@ -198,6 +198,12 @@ bool skinny_pick(int M, int N, int K, Op transa, Op transb, int sm_count) {
          K >= kSkinnyMinDepth;
 }
 
+bool thin_tiles_first(int M, int N, const Target& t) {
+  const int small = std::min(M, N);
+  return small > kSkinnyNarrowSide && small <= kSkinnyMaxSide &&
+         t.dram_bytes_per_sm_cycle >= kThinTilesFirstBytesPerSmCycle;
+}
+
 std::string to_string(const Config& c) {
   std::string s = shape_name(c.shape);
   if (c.splits > 1) s += ", split-K " + std::to_string(c.splits);

@@ -474,5 +474,23 @@ TEST(SkinnyRule, ThinCWithALongSideAndDeepK) {
   EXPECT_FALSE(pick(16384, 8, 1023, n, n));     // K under 1024
 }
 
+// Where the device memory delivers at least dmma::kThinTilesFirstBytesPerSmCycle per SM and clock (an H200, not an
+// H100 SXM), C of 5 to 8 rows or columns tries the 32-wide TMA tiles before the skinny kernel; 1 to 4, 9 and up,
+// and an unknown memory keep the rule as it was.
+TEST(SkinnyRule, FastMemoryTriesTheThinTilesFirstAtFiveToEight) {
+  dmma::Target h100, h200, unknown;
+  h100.dram_bytes_per_sm_cycle = 2.0 * 2619e3 * 640 / (1980e3 * 132);  // 3.35 TB/s, 132 SMs at 1980 MHz
+  h200.dram_bytes_per_sm_cycle = 2.0 * 3201e3 * 768 / (1980e3 * 132);  // 4.9 TB/s
+  EXPECT_NEAR(h100.dram_bytes_per_sm_cycle, 12.8, 0.1);
+  EXPECT_NEAR(h200.dram_bytes_per_sm_cycle, 18.8, 0.1);
+  for (const auto& [M, N] : {std::pair{16384, 8}, {8, 16384}, {5, 65536}, {32768, 6}}) {
+    EXPECT_TRUE(dmma::thin_tiles_first(M, N, h200)) << M << "x" << N;
+    EXPECT_FALSE(dmma::thin_tiles_first(M, N, h100)) << M << "x" << N;
+    EXPECT_FALSE(dmma::thin_tiles_first(M, N, unknown)) << M << "x" << N;
+  }
+  for (const auto& [M, N] : {std::pair{16384, 4}, {1, 16384}, {9, 16384}, {16384, 16}})
+    EXPECT_FALSE(dmma::thin_tiles_first(M, N, h200)) << M << "x" << N;
+}
+
 }  // namespace
 }  // namespace ks::gemm
