@@ -171,7 +171,7 @@ struct Target {
   std::array<int, kTmaTileCount> tma_cluster_slots{};
   long long l2_bytes = 0;  // the L2 cache (0: unknown, taken as none)
   // What the device memory delivers per SM and SM clock at their peaks, bytes (0: unknown): 12.8 on an H100 SXM
-  // (3.35 TB/s, 132 SMs at 1980 MHz), 18.8 on an H200 (4.9 TB/s).
+  // (3.35 TB/s, 132 SMs at 1980 MHz), 18.4 on an H200 (4.81 TB/s, a bus of 6016 bits).
   double dram_bytes_per_sm_cycle = 0;
 };
 
@@ -333,9 +333,9 @@ bool skinny_pick(int M, int N, int K, Op transa, Op transb, int sm_count);
 // Where the device memory is fast for its SMs, the 8-wide skinny kernel does not keep up with it and the 32-wide
 // TMA tiles lead at every long side. On an H200 (step 56, S x L x K, S = 5, 6, 8, L = 8448 to 65536, both forms,
 // rows and columns) the tile ran 90.2-112.4% of cuBLAS against the skinny kernel's 68.9-104.6%, ahead on all 24
-// cells by 5.2 to 25.4 points; on an H100 the skinny kernel leads where skinny_pick takes it (above). So C of 5 to
+// cells by 5.2 to 23.9 points; on an H100 the skinny kernel leads where skinny_pick takes it (above). So C of 5 to
 // 8 rows or columns tries the tiles first where the memory delivers at least kThinTilesFirstBytesPerSmCycle
-// (between the H100's 12.8 and the H200's 18.8); dmma_tma's rule keeps the skinny kernel where the TMA rule would
+// (between the H100's 12.8 and the H200's 18.4); dmma_tma's rule keeps the skinny kernel where the TMA rule would
 // run dmma instead (an operand it would have to copy at a high price).
 constexpr double kThinTilesFirstBytesPerSmCycle = 15.0;
 bool thin_tiles_first(int M, int N, const Target& t);

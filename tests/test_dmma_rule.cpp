@@ -480,9 +480,9 @@ TEST(SkinnyRule, ThinCWithALongSideAndDeepK) {
 TEST(SkinnyRule, FastMemoryTriesTheThinTilesFirstAtFiveToEight) {
   dmma::Target h100, h200, unknown;
   h100.dram_bytes_per_sm_cycle = 2.0 * 2619e3 * 640 / (1980e3 * 132);  // 3.35 TB/s, 132 SMs at 1980 MHz
-  h200.dram_bytes_per_sm_cycle = 2.0 * 3201e3 * 768 / (1980e3 * 132);  // 4.9 TB/s
+  h200.dram_bytes_per_sm_cycle = 2.0 * 3201e3 * 752 / (1980e3 * 132);  // 4.81 TB/s (a bus of 6016 bits)
   EXPECT_NEAR(h100.dram_bytes_per_sm_cycle, 12.8, 0.1);
-  EXPECT_NEAR(h200.dram_bytes_per_sm_cycle, 18.8, 0.1);
+  EXPECT_NEAR(h200.dram_bytes_per_sm_cycle, 18.4, 0.1);
   for (const auto& [M, N] : {std::pair{16384, 8}, {8, 16384}, {5, 65536}, {32768, 6}}) {
     EXPECT_TRUE(dmma::thin_tiles_first(M, N, h200)) << M << "x" << N;
     EXPECT_FALSE(dmma::thin_tiles_first(M, N, h100)) << M << "x" << N;
