@@ -24,6 +24,12 @@ void require_device(int index);
 // True when at least one device is visible (never throws): used by tests to skip.
 bool gpu_available(std::string* why_not = nullptr);
 
+// Peak device-memory bandwidth, GB/s, from the memory clock (kHz) and the bus width: double data rate, two
+// transfers per memory clock across the bus.
+inline double dram_bandwidth_gbs(int mem_clock_khz, int bus_width_bits) {
+  return 2.0 * mem_clock_khz * 1e3 * (bus_width_bits / 8.0) / 1e9;
+}
+
 struct DeviceFacts {
   int index = 0;
   std::string name;
@@ -47,10 +53,7 @@ struct DeviceFacts {
 
   int cc() const { return cc_major * 10 + cc_minor; }
   int max_warps_per_sm() const { return warp_size ? max_threads_per_sm / warp_size : 0; }
-  // Double data rate: two transfers per memory clock across the bus.
-  double theoretical_bandwidth_gbs() const {
-    return 2.0 * mem_clock_khz * 1e3 * (bus_width_bits / 8.0) / 1e9;
-  }
+  double theoretical_bandwidth_gbs() const { return dram_bandwidth_gbs(mem_clock_khz, bus_width_bits); }
 };
 
 DeviceFacts query_device(int index);

@@ -255,7 +255,7 @@ std::vector<TimingStats> time_interleaved(cudaStream_t stream, const TimingOptio
                                           const std::vector<StreamWork>& works) {
   if (works.empty()) throw std::invalid_argument("time_interleaved: no work to time");
   if (opts.min_repetitions < 1 || opts.max_repetitions < opts.min_repetitions)
-    throw std::invalid_argument("time_on_stream: need 1 <= min_repetitions <= max_repetitions");
+    throw std::invalid_argument("time_interleaved: need 1 <= min_repetitions <= max_repetitions");
   for (const StreamWork& work : works)
     for (int i = 0; i < opts.warmup; ++i) {
       if (work.flush) work.flush();

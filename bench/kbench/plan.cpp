@@ -69,6 +69,11 @@ void check_block(const Plan& p) {
   if (!any) throw std::invalid_argument("--block: none of the variants asked for takes a block size");
 }
 
+// Whether the plan times GEMM rows in device mode (the rows --interleave times in turn with the anchor).
+bool has_device_mode(const Plan& p) {
+  return std::find(p.modes.begin(), p.modes.end(), gemm::Mode::Device) != p.modes.end();
+}
+
 TimingOptions timing_options(const RunOptions& o) {
   TimingOptions t;
   t.warmup = o.warmup;
@@ -251,7 +256,7 @@ Plan make_plan(const RunOptions& o) {
   p.interleave = o.interleave;
   if (p.interleave && !p.gemm && !p.reduce)
     throw std::invalid_argument("--interleave applies to GEMM and reduction rows, and --suite " + o.suite + " has none");
-  if (p.interleave && !p.reduce && std::find(p.modes.begin(), p.modes.end(), gemm::Mode::Device) == p.modes.end())
+  if (p.interleave && !p.reduce && !has_device_mode(p))
     throw std::invalid_argument("--interleave applies to device-mode GEMM rows and reduction rows, and this run has "
                                 "neither (add device to --mode)");
   return p;
@@ -287,7 +292,7 @@ void check_memory(const Plan& plan, std::size_t free_bytes, std::size_t total_by
   // The pipelined modes hold tiles, not operands: only the other modes need A, B and C on the device.
   const bool on_device = std::any_of(plan.modes.begin(), plan.modes.end(), [](gemm::Mode m) { return !gemm::is_pipelined(m); });
   // --interleave holds the anchor's A, B and C beside the row's.
-  const bool twice = plan.interleave && std::find(plan.modes.begin(), plan.modes.end(), gemm::Mode::Device) != plan.modes.end();
+  const bool twice = plan.interleave && has_device_mode(plan);
   for (const GemmSize& s : plan.gemm_sizes)
     if (on_device)
       require_memory("GEMM " + s.str() + (twice ? " with --interleave (the anchor's copy beside the row's)" : ""),
