@@ -413,6 +413,67 @@ TEST(OzakiRule, SpeedModelSendsWhatWouldBeSlowerToNative) {
   EXPECT_EQ(decide(3072, 3072, 3072, spread, 17).moduli, 17) << "a fixed count is not sent native for speed";
 }
 
+// The accuracy target follows native DGEMM's own error (target_ratio, ozaki.hpp): kTargetRatio on uniform data and
+// where the statistics are not binned; higher as the rows' tau grow, at most kMaxTargetGrowth times; kTargetRatio
+// again where a row's tau passes kGrowthTauLimit. The PHI 1 bins are those of kbench's 16384^3 exp:1 operands on the
+// H100 (docs/results/2026-11-28-h100-sm90-interleave-ozaki-exp1-0a098c47eb8f.json: two rows of A at rho 615 took 17
+// moduli), each bin's tau from the simulation of step 42: 16 moduli for the target these inputs get.
+TEST(OzakiRule, TargetFollowsNativesOwnErrorGrowth) {
+  const int n = 16384;
+  Stats uniform{2.05, 1.16, 2.05, 1.16};
+  uniform.bins_a = make_bins({{2.0, 1.16, n / 2}, {2.05, 1.16, n / 2}});
+  uniform.bins_b = uniform.bins_a;
+  EXPECT_NEAR(target_ratio(uniform, n, n), kTargetRatio, 0.02 * kTargetRatio);
+  EXPECT_EQ(target_ratio(Stats{2.05, 1.16, 2.05, 1.16}, n, n), kTargetRatio) << "unbinned";
+  Stats flat{2, 1, 2, 1};
+  flat.bins_a = flat.bins_b = make_bins({{2, 1, n}});
+  EXPECT_EQ(target_ratio(flat, n, n), kTargetRatio) << "never below it";
+
+  Stats phi05{29.0, 1.34, 28.8, 1.34};
+  phi05.bins_a = make_bins({{7.3, 1.32, 377}, {14.6, 1.34, 7712}, {29.0, 1.34, 103}});
+  phi05.bins_b = make_bins({{7.3, 1.32, 380}, {14.5, 1.34, 7700}, {28.8, 1.34, 112}});
+  const double t05 = target_ratio(phi05, 8192, 8192);
+  EXPECT_GT(t05, 1.1 * kTargetRatio);
+  EXPECT_LT(t05, 1.25 * kTargetRatio) << "PHI 0.5: native's error grows by about 1.3 (square root: 1.15)";
+  EXPECT_EQ(decide(8192, 8192, 8192, phi05).moduli, 15) << "14 would err 16 times more";
+
+  Stats phi1{614.7, 3.53, 311.9, 2.88};
+  phi1.bins_a = make_bins({{20.1, 1.9, 1}, {40.8, 2.0, 6756}, {81.6, 2.12, 8861}, {160.2, 2.29, 730},
+                           {314.2, 2.67, 34}, {614.7, 3.53, 2}});
+  phi1.bins_b = make_bins({{20.2, 1.9, 1}, {40.6, 2.0, 6770}, {80.8, 2.12, 8843}, {160.4, 2.3, 739}, {311.9, 2.88, 31}});
+  const double t1 = target_ratio(phi1, n, n);
+  EXPECT_GT(t1, 1.6 * kTargetRatio) << "PHI 1: native's error grows by 3-6 (square root: about 2)";
+  EXPECT_LE(t1, kMaxTargetGrowth * kTargetRatio);
+  const Decision d = decide(n, n, n, phi1);
+  EXPECT_EQ(d.moduli, 16) << d.reason;
+  EXPECT_DOUBLE_EQ(d.target, t1);
+  EXPECT_GT(d.predicted_ratio, kTargetRatio) << "kTargetRatio alone would take 17";
+  EXPECT_EQ(d.reason.find("under 3 x eps"), std::string::npos) << "the reason names the target it used: " << d.reason;
+
+  Stats wide = phi1;  // PHI 2: a row's tau past the limit
+  wide.tau_a = kGrowthTauLimit * 1.01;
+  wide.bins_a.tau[rho_bin(614.7)] = wide.tau_a;
+  EXPECT_EQ(target_ratio(wide, n, n), kTargetRatio);
+  EXPECT_EQ(decide(n, n, n, wide).moduli, 17);
+  EXPECT_NE(decide(n, n, n, wide).reason.find("under 3 x eps"), std::string::npos);
+
+  // Wider spreads never lower the target; random bins stay within [kTargetRatio, kMaxTargetGrowth kTargetRatio].
+  std::mt19937_64 rng(choose_seed());
+  for (int t = 0; t < 200; ++t) {
+    Stats r = random_binned_stats(rng, 6);
+    const double before = target_ratio(r, 4096, 8192);
+    EXPECT_GE(before, kTargetRatio);
+    EXPECT_LE(before, kMaxTargetGrowth * kTargetRatio);
+    for (RhoBins* b : {&r.bins_a, &r.bins_b})
+      for (double& tau : b->tau) tau *= 1.05;
+    r.tau_a *= 1.05;
+    r.tau_b *= 1.05;
+    if (std::max(r.tau_a, r.tau_b) <= kGrowthTauLimit) {
+      EXPECT_GE(target_ratio(r, 4096, 8192), before) << "trial " << t;
+    }
+  }
+}
+
 // decide() estimates the most moduli the speed model allows first and stops there where they miss the target; that
 // gives the decisions of the full search (the fewest count from kMinModuli to kMaxModuli that meets the target,
 // native where none does or where the speed model puts that count above kSpeedMargin), on random binned statistics
@@ -422,7 +483,7 @@ TEST(OzakiRule, SpeedModelFirstGivesTheFullSearchsDecisions) {
     if (!native_by_shape(M, N, K, 0).empty()) return 0;
     for (int n = kMinModuli; n <= kMaxModuli; ++n) {
       const auto [qa, qb] = split_bits(s, scale_bits(n, K));
-      if (predicted_ratio(s, M, N, K, qa, qb) <= kTargetRatio)
+      if (predicted_ratio(s, M, N, K, qa, qb) <= target_ratio(s, M, N))
         return predicted_time_ratio(M, N, K, n) <= kSpeedMargin ? n : 0;
     }
     return 0;

@@ -229,12 +229,28 @@ std::pair<int, int> split_bits(const Stats& s, int S);
 // together, z for the largest of M N sums), so 3.0 keeps the measured error below native's.
 constexpr double kTargetRatio = 3.0;
 
+// The target for these inputs: kTargetRatio times the square root of how much native DGEMM's own largest error grows
+// on them against uniform data, at most kMaxTargetGrowth times kTargetRatio. Native's error of element (i, j), a
+// rounded running sum, has a standard deviation of about c tau_i tau_j eps (|A||B|)_ij: simulated sums in FP64 (one
+// rounding a term, or one a 4-deep block as a tensor-core step) gave the same root mean square of error / (tau_i
+// tau_j) at PHI 0, 0.5 and 1 to within 2% (docs/gemm-notes.md, step 57). The growth is the level that one of the M N
+// sums is expected to exceed over the pairs of bins with s_pq = tau_p tau_q (the binned estimate's solve), over the
+// same level for uniform data (every row at tau = 2 / sqrt(3)); at least 1. The model puts it at 1.3 at PHI 0.5 and
+// 4-6 at PHI 1, cuBLAS's measured (sampled) errors grew 1.4-1.6x and 2.8-4.6x there; the square root keeps a margin
+// below both. Only where the statistics are binned and every row's tau is at most kGrowthTauLimit: beyond it (PHI
+// 2 and wider) a row's mean is set by a few elements, the estimate above is not trusted to follow the error, and
+// native's error grew less than the model says (20-50x at PHI 2 against the model's 600-850).
+constexpr double kMaxTargetGrowth = 2.0;
+constexpr double kGrowthTauLimit = 4.0;
+double target_ratio(const Stats& s, int M, int N);
+
 struct Decision {
   int moduli = 0;  // 0: native DGEMM
   bool accurate = false;  // the coarse product's shifts, at most cap_a and cap_b bits
   int qa = 0, qb = 0;
   int cap_a = 0, cap_b = 0;
   double predicted_ratio = 0;
+  double target = kTargetRatio;  // the accuracy target the count was chosen for (target_ratio)
   std::string reason;  // why native, or the count's reason
 };
 
@@ -243,7 +259,7 @@ struct Decision {
 // kBoundFactor (K + 2) (the tuning variants must stay correct on every distribution, and on short dot products
 // of heavy-tailed data one product can dominate (|A||B|)_ij, which the mean-based estimate does not see: at
 // exp:4 and K = 131 the errors were 10^3 times the estimate). Otherwise the fewest moduli whose predicted ratio
-// is at most kTargetRatio, native where none is, where K is below kMinDepth (the INT32 products, 4 bytes per
+// is at most target_ratio(), native where none is, where K is below kMinDepth (the INT32 products, 4 bytes per
 // modulus per element of C, then cost more than the arithmetic they save), or where the speed model below
 // predicts that count (or, from the shape alone, the count of the best-conditioned inputs) above kSpeedMargin of
 // native's time.

@@ -122,7 +122,9 @@ namespace {
 // sqrt(2 ln 2) s of the largest s. In u = t^2, g(u) = ln sum_p n_p exp(-u / (2 s_p^2)) is convex and decreasing, so
 // Newton's method from a u where g <= 0 (each pair's term at most 1 / (pairs): u = max_p 2 s_p^2 ln(pairs n_p))
 // steps once past the root and then climbs to it from below; it stops within 1e-6 of u (4 to 6 steps).
-double binned_level(const Stats& s, double ka, double kb) {
+// variance(p, q) is s_pq^2 for A's bin p and B's bin q.
+template <class Variance>
+double binned_level(const Stats& s, Variance variance) {
   struct Pair {
     double log_n, a;  // ln n_p and 1 / (2 s_p^2)
   };
@@ -137,9 +139,7 @@ double binned_level(const Stats& s, double ka, double kb) {
   double v_max = 0;  // the largest s_p^2
   for (int i = 0; i < na; ++i)
     for (int j = 0; j < nb; ++j) {
-      const int p = used_a[i], q = used_b[j];
-      const double x = s.bins_a.rho[p] * s.bins_b.tau[q] * ka, y = s.bins_b.rho[q] * s.bins_a.tau[p] * kb;
-      const double v = x * x + y * y;
+      const double v = variance(used_a[i], used_b[j]);
       pairs[count++] = {log_a[i] + log_b[j], 1 / (2 * v)};
       v_max = std::max(v_max, v);
     }
@@ -174,7 +174,24 @@ double predicted_ratio(const Stats& s, int M, int N, int K, int qa, int qb) {
   const double first = z * std::hypot(s.rho_a * s.tau_b * ka, s.rho_b * s.tau_a * kb);
   const double second = std::ldexp(1.0, 53 - qa - qb) * s.rho_a * s.rho_b / 4.0;
   // The bins' maxima are the rows' (each row in one bin), so the binned level is never above `first`.
-  return (s.binned() ? std::min(first, binned_level(s, ka, kb)) : first) + second;
+  if (!s.binned()) return first + second;
+  const double level = binned_level(s, [&](int p, int q) {
+    const double x = s.bins_a.rho[p] * s.bins_b.tau[q] * ka, y = s.bins_b.rho[q] * s.bins_a.tau[p] * kb;
+    return x * x + y * y;
+  });
+  return std::min(first, level) + second;
+}
+
+double target_ratio(const Stats& s, int M, int N) {
+  if (!s.binned() || !(std::max(s.tau_a, s.tau_b) <= kGrowthTauLimit)) return kTargetRatio;
+  const double native = binned_level(s, [&](int p, int q) {
+    const double v = s.bins_a.tau[p] * s.bins_b.tau[q];
+    return v * v;
+  });
+  // uniform data: one bin a side, M and N rows at tau^2 = 4 / 3; its level is z tau^2 (n exp(-z^2 / 2) = 1)
+  const double uniform = std::sqrt(2.0 * std::log(std::max(static_cast<double>(M) * N, 2.0))) * 4.0 / 3.0;
+  const double growth = std::max(1.0, native / uniform);
+  return kTargetRatio * std::min(kMaxTargetGrowth, std::sqrt(growth));
 }
 
 double predicted_time_ratio(int M, int N, int K, int n, bool accurate) {
@@ -272,24 +289,27 @@ Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli, const Shi
     while (most_fast < kMaxModuli && predicted_time_ratio(M, N, K, most_fast + 1, accurate) <= kSpeedMargin)
       ++most_fast;
     const Decision most = estimate(most_fast);
-    if (!(most.predicted_ratio <= kTargetRatio)) {
+    const double target = target_ratio(s, M, N);
+    d.target = target;
+    if (!(most.predicted_ratio <= target)) {
       if (most_fast == kMaxModuli)
-        why << "native: no count up to " << kMaxModuli << " moduli meets the accuracy target (predicted "
-            << most.predicted_ratio << " x eps |A||B| at " << kMaxModuli << ")";
+        why << "native: no count up to " << kMaxModuli << " moduli meets the accuracy target of " << target
+            << " (predicted " << most.predicted_ratio << " x eps |A||B| at " << kMaxModuli << ")";
       else
         why << "native: " << most_fast << " moduli, the most the speed model allows at this shape (about "
             << predicted_time_ratio(M, N, K, most_fast, accurate) << " x native DGEMM's time; it emulates at up to "
             << kSpeedMargin << "), would err by about " << most.predicted_ratio << " x eps |A||B|, above the target of "
-            << kTargetRatio;
+            << target;
       d.reason = why.str();
       return d;
     }
     for (int n = kMinModuli; n < most_fast && d.moduli == 0; ++n) {
       const Decision e = estimate(n);
-      if (e.predicted_ratio <= kTargetRatio) d = e;
+      if (e.predicted_ratio <= target) d = e;
     }
     if (d.moduli == 0) d = most;
-    why << d.moduli << " moduli: the fewest with a predicted error under " << kTargetRatio
+    d.target = target;
+    why << d.moduli << " moduli: the fewest with a predicted error under " << target
         << " x eps |A||B|; predicted " << predicted_time_ratio(M, N, K, d.moduli, accurate)
         << " x native DGEMM's time";
   }
