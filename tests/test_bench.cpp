@@ -343,6 +343,41 @@ TEST(PlanTest, InterleaveNeedsRowsWithAnAnchorAndRoomForItsCopy) {
 
 // --ops: every size in each combination, a size's combinations together; C reads as T; the rows' key names the
 // ops unless NN (so NN rows keep their names).
+// The host rows run where --variants names them, as the GPU variants do: all of them without it, none for a sweep of
+// one variant (the host sums took 8 s a sample at 2^30), and a pattern that names only host rows is a valid one.
+TEST(PlanTest, VariantsSelectTheHostRowsToo) {
+  RunOptions o;
+  o.suite = "reduce";
+  Plan p = make_plan(given(o, {"--suite"}));
+  EXPECT_EQ(p.host_sums, (std::vector<std::string>{kHostSumRows.begin(), kHostSumRows.end()}));
+  o.variants = "^fast$";
+  p = make_plan(given(o, {"--suite", "--variants"}));
+  EXPECT_TRUE(p.host_sums.empty());
+  o.variants = "fast|eigen_sum";
+  p = make_plan(given(o, {"--suite", "--variants"}));
+  EXPECT_EQ(p.host_sums, std::vector<std::string>{"eigen_sum"});
+  o.variants = "openmp_sum";
+  p = make_plan(given(o, {"--suite", "--variants"}));
+  EXPECT_EQ(p.host_sums, std::vector<std::string>{"openmp_sum"});
+  EXPECT_FALSE(p.reduce_variants.empty()) << "the anchor still runs";
+
+  o = RunOptions{};
+  o.suite = "gemm";
+  EXPECT_TRUE(make_plan(given(o, {"--suite"})).eigen_dgemm);
+  o.variants = "dmma_tma";
+  EXPECT_FALSE(make_plan(given(o, {"--suite", "--variants"})).eigen_dgemm);
+  o.variants = "dmma_tma|eigen_dgemm";
+  EXPECT_TRUE(make_plan(given(o, {"--suite", "--variants"})).eigen_dgemm);
+  o.suite = "shapes";
+  o.variants = "eigen_dgemm";
+  try {
+    make_plan(given(o, {"--suite", "--variants"}));
+    ADD_FAILURE() << "the shapes sweep has no Eigen rows, so this pattern names nothing";
+  } catch (const std::invalid_argument& e) {
+    EXPECT_NE(std::string(e.what()).find("host: eigen_dgemm, recursive_interleaved"), std::string::npos) << e.what();
+  }
+}
+
 TEST(PlanTest, OpsExpandEverySize) {
   RunOptions o;
   o.suite = "gemm";

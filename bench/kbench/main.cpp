@@ -54,7 +54,7 @@ void add_run_options(CLI::App* cmd, RunOptions& o) {
                   "against cuBLAS, or warp_tiled in the HIP build, unless --variants says otherwise; --sizes replaces the sweep), with each class's "
                   "geometric mean")
       ->check(CLI::IsMember({"gemm", "reduce", "integral", "all", "shapes"}));
-  cmd->add_option("--variants", o.variants, "Regular expression over variant names (the anchor always runs)");
+  cmd->add_option("--variants", o.variants, "Regular expression over variant and host-row names (the anchor always runs)");
   cmd->add_option("--types", o.types, "Reduction types: int32,int64,float,double (default int64,double)");
   cmd->add_option("--sizes", o.sizes, "GEMM: 1024,2048 or MxNxK; reductions/integral: counts like 1000, 2^24, 16M");
   cmd->add_option("--mode", o.modes, "GEMM launch modes, a list of " + mode_names() + " (default device)");

@@ -85,18 +85,24 @@ TimingOptions timing_options(const RunOptions& o) {
   return t;
 }
 
-// The regular expression of --variants, which must match some variant of the chosen suites (--suite shapes
-// without --variants: kShapeSuiteVariant).
+// The regular expression of --variants, which must match some variant or host row of the chosen suites (--suite
+// shapes without --variants: kShapeSuiteVariant).
 Pattern variant_pattern(const RunOptions& o, const Plan& p) {
   const Pattern pattern(p.shape_suite && !o.given_option("--variants") ? kShapeSuiteVariant : o.variants, "--variants");
   bool matched = false;
   for (const std::string& n : gemm::registry().names()) matched |= p.gemm && pattern.matches_whole(n);
   for (const std::string& n : reduce::registry().names())
     matched |= (p.reduce || p.integral) && pattern.matches_whole(n);
+  matched |= p.gemm && !p.shape_suite && pattern.matches_whole(kEigenDgemmRow);
+  std::vector<std::string> host{kEigenDgemmRow};
+  for (const char* n : kHostSumRows) {
+    matched |= p.reduce && pattern.matches_whole(n);
+    host.push_back(n);
+  }
   if (!matched)
     throw std::invalid_argument("--variants '" + o.variants + "' matches no variant of --suite " + o.suite +
                                 ". gemm: " + cli::joined(gemm::registry().names()) + ". reduce: " +
-                                cli::joined(reduce::registry().names()));
+                                cli::joined(reduce::registry().names()) + ". host: " + cli::joined(host));
   return pattern;
 }
 
@@ -104,6 +110,7 @@ Pattern variant_pattern(const RunOptions& o, const Plan& p) {
 void plan_gemm(const RunOptions& o, const Pattern& pattern, Plan& p) {
   const bool defaults = o.sizes.empty();
   p.gemm_variants = select(gemm::registry(), pattern, o.given_option("--variants"));
+  p.eigen_dgemm = !p.shape_suite && pattern.matches_whole(kEigenDgemmRow);
   std::vector<GemmSize> sizes;
   if (p.shape_suite && defaults) {
     for (const ShapeCase& c : kShapeSuite) sizes.push_back({.M = c.M, .N = c.N, .K = c.K, .shape_class = c.shape_class});
@@ -195,6 +202,8 @@ void plan_reduce(const RunOptions& o, const Pattern& pattern, Plan& p) {
     p.reduce_counts = parse_counts(defaults ? "2^20,2^24,2^28" : o.sizes);
     refuse_duplicates(p.reduce_counts, "--sizes", [](std::size_t n) { return std::to_string(n); });
     p.reduce_types = types.empty() ? std::vector<reduce::DType>{reduce::DType::I64, reduce::DType::F64} : types;
+    for (const char* name : kHostSumRows)
+      if (pattern.matches_whole(name)) p.host_sums.push_back(name);
   }
   if (p.integral) {
     p.integral_counts = parse_counts(defaults ? "100000000" : o.sizes);

@@ -10,8 +10,10 @@
 #include "gemm/host/problem.hpp"
 #include "reduce/reduce.hpp"
 
+#include <array>
 #include <cstddef>
 #include <optional>
+#include <string>
 #include <vector>
 
 namespace ks::bench {
@@ -38,8 +40,16 @@ inline constexpr const char* kShapeSuiteVariant = "warp_tiled";
 inline constexpr const char* kShapeSuiteVariant = "dmma_tma";
 #endif
 
+// The host rows (family "host"): Eigen's DGEMM beside the GEMM rows up to 2048^3 (not in the shapes sweep), and the
+// host sums beside the double reductions. Like the GPU variants they run where --variants names them (all of them
+// without --variants): a sweep of one variant does not pay for seconds of host sums at 2^30.
+inline constexpr const char* kEigenDgemmRow = "eigen_dgemm";
+inline constexpr std::array<const char*, 3> kHostSumRows = {"recursive_interleaved", "eigen_sum", "openmp_sum"};
+
 struct Plan {
   bool gemm = false, reduce = false, integral = false;
+  bool eigen_dgemm = false;            // the Eigen row beside each GEMM size it fits
+  std::vector<std::string> host_sums;  // of kHostSumRows, those beside each double reduction
   bool shape_suite = false;  // --suite shapes (GEMM rows of kShapeSuite, classes labelled, no Eigen rows)
   std::vector<GemmSize> gemm_sizes;
   std::vector<gemm::Mode> modes, extra_modes;  // extra: only at the largest size (the default suite)

@@ -15,6 +15,7 @@
 #include <climits>
 #include <cmath>
 #include <cstdio>
+#include <iterator>
 #include <optional>
 
 namespace ks::bench {
@@ -204,7 +205,8 @@ Row cublasxt_row(gemm::Mode mode, const GemmSize& size, const std::shared_ptr<La
 #endif
 
 Row eigen_row(const GemmSize& size, const std::shared_ptr<LazyInput<gemm::GemmProblem>>& input) {
-  Row row{"host/eigen_dgemm/" + size.key(), gemm_axes("host", "eigen_dgemm", "", size, false), {}};
+  Row row{std::string("host/") + kEigenDgemmRow + "/" + size.key(), gemm_axes("host", kEigenDgemmRow, "", size, false),
+          {}};
   input->add_user();
   row.body = [input, size](RowEnv& s, RowResult& r) {
     LazyInput<gemm::GemmProblem>::Use use(*input);
@@ -265,11 +267,11 @@ void add_gemm_rows(std::vector<Row>& rows, const Plan& p) {
 #endif
       }
     }
-    if (!p.shape_suite && static_cast<double>(size.M) * size.N * size.K <= 2048.0 * 2048 * 2048)
+    if (p.eigen_dgemm && static_cast<double>(size.M) * size.N * size.K <= 2048.0 * 2048 * 2048)
       rows.push_back(eigen_row(size, input));
   }
   for (Row& r : rows)
-    if (r.axes.family == "gemm" || r.axes.variant == "eigen_dgemm") r.axes.distribution = p.operands.str();
+    if (r.axes.family == "gemm" || r.axes.variant == kEigenDgemmRow) r.axes.distribution = p.operands.str();
 }
 
 RowAxes reduce_axes(const std::string& family, const std::string& variant, reduce::DType t, std::size_t n, int block,
@@ -341,10 +343,11 @@ void add_reduce_rows(std::vector<Row>& rows, const Plan& p) {
       for (const reduce::ReduceVariant* v : p.reduce_variants)
         rows.push_back(reduce_row(v, t, n, block_for(*v, p), input));
       if (t != reduce::DType::F64) continue;
-      const std::pair<const char*, HostFn> host_fns[] = {{"recursive_interleaved", reduce::host_recursive_interleaved},
-                                                         {"eigen_sum", reduce::host_eigen_sum},
-                                                         {"openmp_sum", reduce::host_openmp_sum}};
-      for (const auto& [name, fn] : host_fns) rows.push_back(host_reduce_row(name, fn, n, input));
+      const HostFn host_fns[] = {reduce::host_recursive_interleaved, reduce::host_eigen_sum, reduce::host_openmp_sum};
+      static_assert(std::size(host_fns) == kHostSumRows.size(), "one function per name, in kHostSumRows' order");
+      for (std::size_t i = 0; i < kHostSumRows.size(); ++i)
+        if (std::find(p.host_sums.begin(), p.host_sums.end(), kHostSumRows[i]) != p.host_sums.end())
+          rows.push_back(host_reduce_row(kHostSumRows[i], host_fns[i], n, input));
     }
   }
 }

@@ -236,11 +236,11 @@ constexpr double kTargetRatio = 3.0;
 // tau_j) at PHI 0, 0.5 and 1 to within 2% (docs/gemm-notes.md, step 57). The growth is the level that one of the M N
 // sums is expected to exceed over the pairs of bins with s_pq = tau_p tau_q (the binned estimate's solve), over the
 // same level for uniform data (every row at tau = 2 / sqrt(3)); at least 1. The model puts it at 1.3 at PHI 0.5 and
-// 4-6 at PHI 1, cuBLAS's measured (sampled) errors grew 1.4-1.6x and 2.8-4.6x there; the square root keeps a margin
-// below both. Only where the statistics are binned and every row's tau is at most kGrowthTauLimit (the widest row of
-// PHI 1 operands of 4096-16384 rows: 2.7-5.0; of PHI 2: 46-61): beyond it a row's mean is set by a few elements, the
-// estimate above is not trusted to follow the error, and native's error grew less than the model says (20-50x at
-// PHI 2 against the model's 600-1200).
+// 4-6 at PHI 1; cuBLAS's sampled errors, against uniform data's in the same sessions, were about 1.2-1.5x and 3-4x
+// there; the square root keeps a margin below both. Only where the statistics are binned and every row's tau is at
+// most kGrowthTauLimit (the widest row of PHI 1 operands of 4096-16384 rows: 2.7-5.0; of PHI 2: 46-61): beyond it a
+// row's mean is set by a few elements, the estimate above is not trusted to follow the error, and native's error
+// grew less than the model says (20-50x at PHI 2 against the model's 600-1200).
 constexpr double kMaxTargetGrowth = 2.0;
 constexpr double kGrowthTauLimit = 8.0;
 double target_ratio(const Stats& s, int M, int N);
