@@ -417,7 +417,8 @@ TEST(OzakiRule, SpeedModelSendsWhatWouldBeSlowerToNative) {
 // where the statistics are not binned; higher as the rows' tau grow, at most kMaxTargetGrowth times; kTargetRatio
 // again where a row's tau passes kGrowthTauLimit. The PHI 1 bins are those of kbench's 16384^3 exp:1 operands on the
 // H100 (docs/results/2026-11-28-h100-sm90-interleave-ozaki-exp1-0a098c47eb8f.json: two rows of A at rho 615 took 17
-// moduli), each bin's tau from the simulation of step 42: 16 moduli for the target these inputs get.
+// moduli), each bin's tau from a simulation of such operands (docs/results/...-ozaki-native-error-growth-simulation.py):
+// 16 moduli for the target these inputs get.
 TEST(OzakiRule, TargetFollowsNativesOwnErrorGrowth) {
   const int n = 16384;
   Stats uniform{2.05, 1.16, 2.05, 1.16};

@@ -240,7 +240,7 @@ constexpr double kTargetRatio = 3.0;
 // there; the square root keeps a margin below both. Only where the statistics are binned and every row's tau is at
 // most kGrowthTauLimit (the widest row of PHI 1 operands of 4096-16384 rows: 2.7-5.0; of PHI 2: 46-61): beyond it a
 // row's mean is set by a few elements, the estimate above is not trusted to follow the error, and native's error
-// grew less than the model says (20-50x at PHI 2 against the model's 600-1200).
+// grew less than the model says (20-50x at PHI 2 against the model's 590-1170).
 constexpr double kMaxTargetGrowth = 2.0;
 constexpr double kGrowthTauLimit = 8.0;
 double target_ratio(const Stats& s, int M, int N);
