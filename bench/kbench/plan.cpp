@@ -85,6 +85,18 @@ TimingOptions timing_options(const RunOptions& o) {
   return t;
 }
 
+// The host rows `pattern` names among those of the plan's suites: the Eigen row (not in the shapes sweep), and the
+// host sums (reductions).
+bool eigen_row_named(const Pattern& pattern, const Plan& p) {
+  return p.gemm && !p.shape_suite && pattern.matches_whole(kEigenDgemmRow);
+}
+std::vector<std::string> host_sums_named(const Pattern& pattern, const Plan& p) {
+  std::vector<std::string> named;
+  for (const char* name : kHostSumRows)
+    if (p.reduce && pattern.matches_whole(name)) named.push_back(name);
+  return named;
+}
+
 // The regular expression of --variants, which must match some variant or host row of the chosen suites (--suite
 // shapes without --variants: kShapeSuiteVariant).
 Pattern variant_pattern(const RunOptions& o, const Plan& p) {
@@ -93,12 +105,9 @@ Pattern variant_pattern(const RunOptions& o, const Plan& p) {
   for (const std::string& n : gemm::registry().names()) matched |= p.gemm && pattern.matches_whole(n);
   for (const std::string& n : reduce::registry().names())
     matched |= (p.reduce || p.integral) && pattern.matches_whole(n);
-  matched |= p.gemm && !p.shape_suite && pattern.matches_whole(kEigenDgemmRow);
+  matched |= eigen_row_named(pattern, p) || !host_sums_named(pattern, p).empty();
   std::vector<std::string> host{kEigenDgemmRow};
-  for (const char* n : kHostSumRows) {
-    matched |= p.reduce && pattern.matches_whole(n);
-    host.push_back(n);
-  }
+  host.insert(host.end(), kHostSumRows.begin(), kHostSumRows.end());
   if (!matched)
     throw std::invalid_argument("--variants '" + o.variants + "' matches no variant of --suite " + o.suite +
                                 ". gemm: " + cli::joined(gemm::registry().names()) + ". reduce: " +
@@ -110,7 +119,7 @@ Pattern variant_pattern(const RunOptions& o, const Plan& p) {
 void plan_gemm(const RunOptions& o, const Pattern& pattern, Plan& p) {
   const bool defaults = o.sizes.empty();
   p.gemm_variants = select(gemm::registry(), pattern, o.given_option("--variants"));
-  p.eigen_dgemm = !p.shape_suite && pattern.matches_whole(kEigenDgemmRow);
+  p.eigen_dgemm = eigen_row_named(pattern, p);
   std::vector<GemmSize> sizes;
   if (p.shape_suite && defaults) {
     for (const ShapeCase& c : kShapeSuite) sizes.push_back({.M = c.M, .N = c.N, .K = c.K, .shape_class = c.shape_class});
@@ -202,8 +211,7 @@ void plan_reduce(const RunOptions& o, const Pattern& pattern, Plan& p) {
     p.reduce_counts = parse_counts(defaults ? "2^20,2^24,2^28" : o.sizes);
     refuse_duplicates(p.reduce_counts, "--sizes", [](std::size_t n) { return std::to_string(n); });
     p.reduce_types = types.empty() ? std::vector<reduce::DType>{reduce::DType::I64, reduce::DType::F64} : types;
-    for (const char* name : kHostSumRows)
-      if (pattern.matches_whole(name)) p.host_sums.push_back(name);
+    p.host_sums = host_sums_named(pattern, p);
   }
   if (p.integral) {
     p.integral_counts = parse_counts(defaults ? "100000000" : o.sizes);

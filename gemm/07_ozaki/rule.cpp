@@ -290,8 +290,8 @@ Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli, const Shi
       ++most_fast;
     const Decision most = estimate(most_fast);
     const double target = target_ratio(s, M, N);
-    d.target = target;
     if (!(most.predicted_ratio <= target)) {
+      d.target = target;
       if (most_fast == kMaxModuli)
         why << "native: no count up to " << kMaxModuli << " moduli meets the accuracy target of " << target
             << " (predicted " << most.predicted_ratio << " x eps |A||B| at " << kMaxModuli << ")";
