@@ -113,6 +113,13 @@ struct Tile {
   static constexpr int kProducerRegs = 24;
   static constexpr int kConsumerRegs =
       std::min(256, (65536 / kMinBlocks - 128 * kProducerRegs) / (32 * kConsumerWarps) / 8 * 8);
+  // setmaxnreg only moves registers within the block's allocation at launch (each thread's share of the register
+  // file, a multiple of 8): the consumers' increase waits until the producer's decrease has freed enough, so together
+  // they must fit it (a producer kept at 32 registers with the consumers at 240 hung every launch; docs/gemm-notes.md,
+  // step 58).
+  static constexpr int kLaunchRegs = 65536 / (kThreads * kMinBlocks) / 8 * 8;
+  static_assert(128 * kProducerRegs + 32 * kConsumerWarps * kConsumerRegs <= kLaunchRegs * kThreads,
+                "the consumers' added registers come from the producer's");
   static_assert((BM % 64 == 0 || BM == 32) && BN % 32 == 0 && BK % 16 == 0 && BN <= 256, "whole warp tiles and boxes");
   static_assert(kConsumerWarps % 4 == 0, "consumers form whole warpgroups (setmaxnreg)");
   static_assert(KGROUPS == 1 || (KGROUPS == 2 && STAGES % 2 == 0 && MT % kRedRounds == 0),
