@@ -115,8 +115,7 @@ struct Tile {
       std::min(256, (65536 / kMinBlocks - 128 * kProducerRegs) / (32 * kConsumerWarps) / 8 * 8);
   // setmaxnreg only moves registers within the block's allocation at launch (each thread's share of the register
   // file, a multiple of 8): the consumers' increase waits until the producer's decrease has freed enough, so together
-  // they must fit it (a producer kept at 32 registers with the consumers at 240 hung every launch; docs/gemm-notes.md,
-  // step 58).
+  // they must fit it, or the increase never returns and the launch hangs (docs/gemm-notes.md, step 58).
   static constexpr int kLaunchRegs = 65536 / (kThreads * kMinBlocks) / 8 * 8;
   static_assert(128 * kProducerRegs + 32 * kConsumerWarps * kConsumerRegs <= kLaunchRegs * kThreads,
                 "the consumers' added registers come from the producer's");
