@@ -109,14 +109,14 @@ struct Tile {
   static constexpr int kRedBytes = KGROUPS > 1 ? kTileWarps * 32 * kWarpAcc * 8 / kRedRounds : 0;
   static constexpr int kStoreBytes = kStoreTma ? BM * BN * 8 : 0;  // C staged for the TMA stores, a warp's 16 KB each
   static constexpr int kSmemBytes = STAGES * kStageBytes + kRedBytes + kStoreBytes + 1024;  // + alignment to 1024
-  // Registers per thread after setmaxnreg: the producer keeps 24 (the least), the consumers take the rest.
+  // Registers per thread after setmaxnreg: the producer keeps 24 (the least), the consumers take the rest of the
+  // block's allocation at launch (each thread's share of the register file, a multiple of 8). setmaxnreg only moves
+  // registers within that allocation: the consumers' increase waits until the producer's decrease has freed enough,
+  // so together they must fit it, or the increase never returns and the launch hangs (docs/gemm-notes.md, step 58).
   static constexpr int kProducerRegs = 24;
-  static constexpr int kConsumerRegs =
-      std::min(256, (65536 / kMinBlocks - 128 * kProducerRegs) / (32 * kConsumerWarps) / 8 * 8);
-  // setmaxnreg only moves registers within the block's allocation at launch (each thread's share of the register
-  // file, a multiple of 8): the consumers' increase waits until the producer's decrease has freed enough, so together
-  // they must fit it, or the increase never returns and the launch hangs (docs/gemm-notes.md, step 58).
   static constexpr int kLaunchRegs = 65536 / (kThreads * kMinBlocks) / 8 * 8;
+  static constexpr int kConsumerRegs =
+      std::min(256, (kLaunchRegs * kThreads - 128 * kProducerRegs) / (32 * kConsumerWarps) / 8 * 8);
   static_assert(128 * kProducerRegs + 32 * kConsumerWarps * kConsumerRegs <= kLaunchRegs * kThreads,
                 "the consumers' added registers come from the producer's");
   static_assert((BM % 64 == 0 || BM == 32) && BN % 32 == 0 && BK % 16 == 0 && BN <= 256, "whole warp tiles and boxes");
