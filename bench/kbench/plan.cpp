@@ -106,13 +106,12 @@ Pattern variant_pattern(const RunOptions& o, const Plan& p) {
   for (const std::string& n : reduce::registry().names())
     matched |= (p.reduce || p.integral) && pattern.matches_whole(n);
   matched |= eigen_row_named(pattern, p) || !host_sums_named(pattern, p).empty();
+  if (matched) return pattern;
   std::vector<std::string> host{kEigenDgemmRow};
   host.insert(host.end(), kHostSumRows.begin(), kHostSumRows.end());
-  if (!matched)
-    throw std::invalid_argument("--variants '" + o.variants + "' matches no variant of --suite " + o.suite +
-                                ". gemm: " + cli::joined(gemm::registry().names()) + ". reduce: " +
-                                cli::joined(reduce::registry().names()) + ". host: " + cli::joined(host));
-  return pattern;
+  throw std::invalid_argument("--variants '" + o.variants + "' matches no variant of --suite " + o.suite +
+                              ". gemm: " + cli::joined(gemm::registry().names()) + ". reduce: " +
+                              cli::joined(reduce::registry().names()) + ". host: " + cli::joined(host));
 }
 
 // GEMM sizes and launch modes; the default run adds every other mode at its first size.
