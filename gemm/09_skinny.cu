@@ -13,6 +13,13 @@
 // X(., k) from shared memory (X stored s-major, consecutive k in consecutive banks: conflict-free) and makes
 // S x kDotCols FMAs; at the end each column's S sums are reduced across the warp by shuffles.
 //
+// Split dot form (S <= 2, Y's columns 16-byte aligned, X contiguous along k or packed): a block owns a few columns l
+// and its warps take alternate chunks of k, so each column is read in runs of a block's warps x 1 KB, where the dot
+// form reads 1 KB runs of every column at once; with few rows of X (S <= 2) a lane loads its X(s, k) from global
+// memory beside its Y (cached, read by every block), with no shared-memory staging and no barrier per chunk. The grid is
+// the blocks that fit at once, each walking column groups. 1 x 16384 x 16384 on an H200: 4.52 TB/s against cuBLAS's
+// 4.46 in the same process, where the dot form streamed 4.08 (docs/gemm-notes.md, step 59).
+//
 // Axpy form (Y contiguous along l, as A is for C of few columns with op(A) = A): a lane owns one l (a block
 // 32 consecutive l), and the block's warps split K in interleaved 16-deep chunks, each warp with its own X
 // buffer; per k a lane reads X(k, 0 .. S - 1) as S / 2 broadcast 16-byte loads (the same address in every
@@ -111,6 +118,121 @@ __global__ void __launch_bounds__(32 * kDotWarps) dot_kernel(Form f) {
   }
 }
 
+// ---- split dot form ----
+
+// Per width: warps (along k), columns a block, 16-byte loads of a column a lane per chunk, chunks in flight a warp
+// (the best of the forms measured at S = 1 and 2, step 59).
+template <int SMAX>
+struct Split;
+template <>
+struct Split<1> {
+  static constexpr int kWarps = 8, kCols = 2, kDepth = 2, kRing = 2;
+};
+template <>
+struct Split<2> {
+  static constexpr int kWarps = 8, kCols = 4, kDepth = 2, kRing = 1;
+};
+constexpr int kSplitMaxS = 2;
+
+template <int SMAX>
+__global__ void __launch_bounds__(32 * Split<SMAX>::kWarps) split_kernel(Form f) {
+  using P = Split<SMAX>;
+  constexpr int W = P::kWarps, COLS = P::kCols, D = P::kDepth, RING = P::kRing;
+  constexpr int KC = 64 * D;  // k per chunk: D pairs a lane
+  __shared__ double red[W][COLS][SMAX];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32;
+  const int groups = ceil_div(f.L, COLS), chunks = ceil_div(f.K, KC);
+  for (int g = blockIdx.x; g < groups; g += gridDim.x) {
+    const int l0 = g * COLS;
+    double acc[COLS][SMAX] = {};
+    double2 y[RING][COLS][D];
+    double x[RING][SMAX][2 * D];
+    const auto load = [&](int r, int ch) {
+      const int k0 = ch * KC;
+      const bool whole = k0 + KC <= f.K;  // the last chunk of an uneven K loads element by element
+#pragma unroll
+      for (int c = 0; c < COLS; ++c)
+#pragma unroll
+        for (int u = 0; u < D; ++u) {
+          const int l = l0 + c, k = k0 + 2 * (lane + 32 * u);
+          if (l >= f.L) {
+            y[r][c][u] = make_double2(0.0, 0.0);
+          } else {
+            const double* p = f.y.at(l, k);
+            y[r][c][u] = whole ? __ldcs(reinterpret_cast<const double2*>(p))
+                               : make_double2(k < f.K ? __ldcs(p) : 0.0, k + 1 < f.K ? __ldcs(p + 1) : 0.0);
+          }
+        }
+#pragma unroll
+      for (int s = 0; s < SMAX; ++s)
+#pragma unroll
+        for (int u = 0; u < D; ++u)
+#pragma unroll
+          for (int e = 0; e < 2; ++e) {
+            const int k = k0 + 2 * (lane + 32 * u) + e;
+            x[r][s][2 * u + e] = s < f.S && k < f.K ? __ldg(f.x.at(s, k)) : 0.0;
+          }
+    };
+    const auto compute = [&](int r) {
+#pragma unroll
+      for (int u = 0; u < D; ++u)
+#pragma unroll
+        for (int s = 0; s < SMAX; ++s)
+#pragma unroll
+          for (int c = 0; c < COLS; ++c) {
+            acc[c][s] = fma(x[r][s][2 * u], y[r][c][u].x, acc[c][s]);
+            acc[c][s] = fma(x[r][s][2 * u + 1], y[r][c][u].y, acc[c][s]);
+          }
+    };
+    // This warp's chunks: warp, warp + W, ...; RING of them in flight.
+#pragma unroll
+    for (int r = 0; r < RING; ++r)
+      if (warp + r * W < chunks) load(r, warp + r * W);
+    for (int ch = warp; ch < chunks; ch += RING * W) {
+#pragma unroll
+      for (int r = 0; r < RING; ++r) {
+        const int mine = ch + r * W;
+        if (mine < chunks) {
+          compute(r);
+          if (mine + RING * W < chunks) load(r, mine + RING * W);
+        }
+      }
+    }
+    // Each column's sums across the warp, then the warps' in warp order.
+#pragma unroll
+    for (int c = 0; c < COLS; ++c)
+#pragma unroll
+      for (int s = 0; s < SMAX; ++s) {
+        double v = acc[c][s];
+#pragma unroll
+        for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
+        if (lane == 0) red[warp][c][s] = v;
+      }
+    __syncthreads();
+    if (threadIdx.x < COLS * SMAX) {
+      const int c = threadIdx.x / SMAX, s = threadIdx.x % SMAX;
+      double sum = 0;
+#pragma unroll
+      for (int w = 0; w < W; ++w) sum += red[w][c][s];
+      if (s < f.S && l0 + c < f.L) store(f, s, l0 + c, sum);
+    }
+    __syncthreads();  // red is rewritten by the next group
+  }
+}
+
+template <int SMAX>
+void launch_split(const Form& f, cudaStream_t stream) {
+  // The blocks that fit at once (read once per device).
+  static PerDevice<int> fit([](int device) {
+    int blocks = 0, sms = 0;
+    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, split_kernel<SMAX>, 32 * Split<SMAX>::kWarps, 0));
+    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
+    return std::max(1, blocks * sms);
+  });
+  const int groups = ceil_div(f.L, Split<SMAX>::kCols);
+  split_kernel<SMAX><<<std::min(groups, fit.get()), 32 * Split<SMAX>::kWarps, 0, stream>>>(f);
+}
+
 // ---- axpy form ----
 
 constexpr int kAxWarps = 4, kAxKc = 16;  // warps per block (each its own k chunks); k per chunk
@@ -200,6 +322,12 @@ int width_row(int s) {
 
 }  // namespace
 
+bool split_form(const Form& f) {
+  const bool x_coalesced = f.x.cs == 1 || (f.S == 2 && f.x.rs == 1 && f.x.cs == 2);  // X's loads coalesce
+  return f.dot() && f.S <= kSplitMaxS && x_coalesced && f.y.rs % 2 == 0 &&
+         reinterpret_cast<uintptr_t>(f.y.p) % 16 == 0;
+}
+
 Form canonical(const GemmArgs& a) {
   // op(A)(i, k) and op(B)(k, j) as strided views: N is (1, ld), T is (ld, 1).
   const View<const double> opa{a.A, a.transa == Op::N ? 1 : a.lda, a.transa == Op::N ? a.lda : 1};
@@ -227,8 +355,8 @@ Form canonical(const GemmArgs& a) {
 std::string describe(const GemmArgs& a) {
   const Form f = canonical(a);
   const int passes = ceil_div(f.S, kMaxSide);
-  return std::string(f.dot() ? "dot" : "axpy") + " form, " + std::to_string(f.S) + " x " + std::to_string(f.L) +
-         " (S x L), " + std::to_string(passes) + (passes == 1 ? " pass" : " passes");
+  return std::string(split_form(f) ? "split dot" : f.dot() ? "dot" : "axpy") + " form, " + std::to_string(f.S) +
+         " x " + std::to_string(f.L) + " (S x L), " + std::to_string(passes) + (passes == 1 ? " pass" : " passes");
 }
 
 void launch(const GemmArgs& a, ExecContext& ctx) {
@@ -244,6 +372,14 @@ void launch(const GemmArgs& a, ExecContext& ctx) {
     f.S = std::min(kMaxSide, whole.S - s0);
     f.x.p = whole.x.at(s0, 0);
     f.out.p = whole.out.at(s0, 0);
+    if (split_form(f)) {
+      if (f.S == 1)
+        launch_split<1>(f, ctx.stream());
+      else
+        launch_split<2>(f, ctx.stream());
+      CUDA_CHECK_LAUNCH();
+      continue;
+    }
     with_index<static_cast<int>(std::size(kWidths))>(width_row(f.S), [&](auto w) {
       constexpr int SMAX = kWidths[decltype(w)::value];
       if (f.dot())

@@ -49,6 +49,10 @@ Form canonical(const GemmArgs& a);
 // contiguous too; the rule's long sides rule that out.)
 constexpr bool dot_form(int M, int N, Op transa, Op transb) { return M <= N ? transb == Op::N : transa == Op::T; }
 
+// Whether launch() runs `f` (one pass) in the split dot form (gemm/09_skinny.cu): S <= 2, the dot form, Y's columns
+// 16-byte aligned, X contiguous along k (or, at S = 2, its two rows interleaved).
+bool split_form(const Form& f);
+
 // Enqueues the product (any shape, any op; M, N, K >= 1, as gemm::run passes them).
 void launch(const GemmArgs& a, ExecContext& ctx);
 

@@ -297,19 +297,33 @@ TEST(GemmLargeIndex, TmaKernelPastTwoToThe31Elements) {
 
 // The path dmma_tma's rule took (its notes) for a shape skinny_pick takes: the skinny kernel, or, where the memory is
 // fast for the SMs and C has 5 to 8 rows or columns (dmma::thin_tiles_first), a TMA tile unless none would run.
-void expect_skinny_path(const GemmShape& shape, std::map<std::string, std::string> notes) {
+// Where it is the skinny kernel, its form: the split dot form exactly where skinny::split_form holds (operands at
+// 16-byte-aligned addresses, as the problems' allocations are). Returns whether the split dot form ran.
+bool expect_skinny_path(const GemmShape& shape, std::map<std::string, std::string> notes) {
   const std::string& path = notes["dmma_tma_path"];
+  alignas(16) static const double base[2] = {};
+  const GemmShape r = shape.resolved();
+  GemmArgs a{.M = r.M, .N = r.N, .K = r.K, .A = base, .B = base, .C = nullptr, .transa = r.transa, .transb = r.transb};
+  a.lda = r.lda;
+  a.ldb = r.ldb;
+  a.ldc = r.ldc;
+  if (path.rfind("skinny", 0) == 0) {
+    EXPECT_EQ(path.find("split dot form") != std::string::npos, skinny::split_form(skinny::canonical(a)))
+        << shape.str() << ": " << path;
+  }
   if (!dmma::thin_tiles_first(shape.M, shape.N, dmma::current_target()))
     EXPECT_EQ(path.rfind("skinny", 0), 0u) << shape.str() << ": " << path;
   else
     EXPECT_TRUE(path.rfind("tma ", 0) == 0 ||
                 (path.rfind("skinny", 0) == 0 && path.find("no TMA tile would run it") != std::string::npos))
         << shape.str() << ": " << path;
+  return path.find("split dot form") != std::string::npos;
 }
 
 // dmma_tma on C of at most 8 rows or columns runs the skinny kernel (the rule, gemm/dmma_shapes.hpp): both of its
 // forms (dot: the large operand contiguous along k; axpy: along the long side of C) in all four op combinations,
-// a side of 1 to 8 (5 to 8 with the long side the dot form needs), K tails of every chunk size, an odd lda of 1,
+// a side of 1 to 8 (5 to 8 with the long side the dot form needs; 1 and 2 also in the split dot form, and in the
+// dot form where the large operand's leading dimension is odd), K tails of every chunk size, an odd lda of 1,
 // padded leading dimensions, beta != 0 and beta == 0 over a poisoned C; twice per product on one context. Where
 // the memory is fast for the SMs (dmma::thin_tiles_first: an H200), 5 to 8 run a TMA tile instead, or the skinny
 // kernel where the TMA rule would run dmma (an operand with an odd leading dimension to copy).
@@ -323,13 +337,19 @@ TEST(DmmaTmaSkinny, ThinCRunsTheSkinnyKernel) {
       {{L, 1, 1500}, -1.0},           {{8, W, 1031}, 0.0},                      {{W, 5, 1057}, 0.25},
       // 5 to 8 rows or columns with even leading dimensions (those above are odd), K a multiple of 16 or odd.
       {{6, W, 1040}, 0.0},            {{7, W, 1031, 7, 1032, 7}, -0.5},         {{W, 8, 2050}, 1.0},
+      // 1 and 2 rows or columns in the split dot form (even leading dimensions of the large operand; K tails, odd
+      // and even), and 1 row where its leading dimension is odd (the dot form).
+      {{1, L, 2051, 1, 2052, 1}, 0.5}, {{2, L, 1030, 2, 1032, 2}, 0.0},        {{L, 2, 1030, L + 2, 1032, L}, -1.0},
+      {{L, 1, 2051, L + 1, 2052, L + 3}, 0.0}, {{1, L, 1031}, 0.0},
   };
+  int split = 0;
   for (const auto& [base, beta] : cases)
     for (int o = 0; o < 4; ++o) {
       const GemmShape shape = base.with_ops(ops_of(o).a, ops_of(o).b);
       ASSERT_TRUE(dmma::skinny_pick(shape.M, shape.N, shape.K, shape.transa, shape.transb, sms)) << shape.str();
-      expect_skinny_path(shape, expect_repeated_runs(*v, make_problem(shape, -1.5, beta, choose_seed()), 2));
+      split += expect_skinny_path(shape, expect_repeated_runs(*v, make_problem(shape, -1.5, beta, choose_seed()), 2));
     }
+  EXPECT_GE(split, 10) << "products in the split dot form";
 }
 
 // C of 5 to 8 rows or columns with a long side the axpy form takes and the dot form does not: in the dot form the
