@@ -1003,7 +1003,8 @@ void run_skinny(const GemmArgs& a, ExecContext& ctx, const char* why) {
 // otherwise.
 void run_rule(const GemmArgs& a, ExecContext& ctx) {
   const dmma::Target t = dmma::current_target();
-  const bool skinny = dmma::skinny_pick(a.M, a.N, a.K, a.transa, a.transb, t.sm_count);
+  const bool skinny = dmma::skinny_pick(a.M, a.N, a.K, a.transa, a.transb, t.sm_count) ||
+                      dmma::skinny_split_pick(a, t.sm_count);
   const bool tiles_first = skinny && dmma::thin_tiles_first(a.M, a.N, t);
   if (skinny && !tiles_first) return run_skinny(a, ctx, "");
   const TileReadiness r = readiness();

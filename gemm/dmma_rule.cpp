@@ -198,6 +198,12 @@ bool skinny_pick(int M, int N, int K, Op transa, Op transb, int sm_count) {
          K >= kSkinnyMinDepth;
 }
 
+bool skinny_split_pick(const GemmArgs& a, int sm_count) {
+  const skinny::Form f = skinny::canonical(a);
+  return skinny::split_form(f) && f.L >= static_cast<long long>(kSkinnySplitLongPerSm) * sm_count &&
+         a.K >= kSkinnyMinDepth;
+}
+
 bool thin_tiles_first(int M, int N, const Target& t) {
   const int small = std::min(M, N);
   return small > kSkinnyNarrowSide && small <= kSkinnyMaxSide &&

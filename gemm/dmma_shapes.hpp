@@ -330,6 +330,16 @@ constexpr int kSkinnyDotLongPerSm = 256;
 constexpr int kSkinnyAxpyLongPerSm = 96;
 bool skinny_pick(int M, int N, int K, Op transa, Op transb, int sm_count);
 
+// The skinny kernel's split dot form (skinny::split_form: C of 1 or 2 rows or columns, the large operand contiguous
+// along k with its columns 16-byte aligned, the small one's loads coalesced) streams the large operand at about the
+// memory's read rate from shorter long sides than skinny_pick asks. On an H200 (docs/gemm-notes.md, step 59) it ran
+// 91.4-139.7% of cuBLAS at long sides of 1024 to 8192 (1 x 1024 x 16384 111.1%, 1 x 2048 x 1024 91.4%,
+// 2 x 1024 x 16384 139.7%) where the TMA rule's tile or dmma ran 34.1-111.2% (64.3, 34.1, 111.2); so the rule takes
+// it from kSkinnySplitLongPerSm of the long side a SM (the lowest measured, 1024, is 7.8 a SM), K at least
+// kSkinnyMinDepth.
+constexpr int kSkinnySplitLongPerSm = 7;
+bool skinny_split_pick(const GemmArgs& a, int sm_count);
+
 // Where the device memory is fast for its SMs, the 8-wide skinny kernel does not keep up with it and the 32-wide
 // TMA tiles lead at every long side. On an H200 (step 56, S x L x K, S = 5, 6, 8, L = 8448 to 65536, both forms,
 // rows and columns) the tile ran 90.2-112.4% of cuBLAS against the skinny kernel's 68.9-104.6%, ahead on all 24

@@ -474,6 +474,40 @@ TEST(SkinnyRule, ThinCWithALongSideAndDeepK) {
   EXPECT_FALSE(pick(16384, 8, 1023, n, n));     // K under 1024
 }
 
+// C of 1 or 2 rows or columns in the split dot form (skinny::split_form) goes to the skinny kernel from
+// kSkinnySplitLongPerSm of the long side a SM, K at least 1024; the same shapes with the large operand's leading
+// dimension odd, its address not 16-byte aligned, the small operand strided along k, 3 rows, or the axpy form keep
+// skinny_pick's boundary.
+TEST(SkinnyRule, SplitDotFormFromAShorterLongSide) {
+  alignas(16) static const double base[4] = {};
+  static double c[1] = {};
+  const int per_sm = dmma::kSkinnySplitLongPerSm, sms = 132, L = per_sm * sms;
+  // C (M x N) = op(A) op(B); ld 0: tight (the stored rows).
+  const auto pick = [&](int M, int N, int K, Op ta, Op tb, int lda = 0, int ldb = 0, int b_offset = 0) {
+    GemmArgs a{.M = M, .N = N, .K = K, .A = base, .B = base + b_offset, .C = c, .transa = ta, .transb = tb};
+    a.lda = lda > 0 ? lda : (ta == Op::N ? M : K);
+    a.ldb = ldb > 0 ? ldb : (tb == Op::N ? K : N);
+    a.ldc = M;
+    return dmma::skinny_split_pick(a, sms);
+  };
+  constexpr Op n = Op::N, t = Op::T;
+  ASSERT_LT(L, dmma::kSkinnyLongPerSm * sms);  // shorter than skinny_pick's
+  EXPECT_TRUE(pick(1, L, 4096, n, n));
+  EXPECT_TRUE(pick(1, L, 4096, t, n));
+  EXPECT_TRUE(pick(2, L, 1024, n, n));          // X's two rows interleaved (lda 2)
+  EXPECT_TRUE(pick(L, 1, 2050, t, n));          // C of one column: Y = op(A) = A^T
+  EXPECT_TRUE(pick(L, 2, 2050, t, n));
+  EXPECT_FALSE(pick(1, L - 1, 4096, n, n));     // under the boundary
+  EXPECT_FALSE(pick(1, L, 1023, n, n));         // K under 1024
+  EXPECT_FALSE(pick(1, L, 4095, n, n));         // ldb odd: Y's columns not 16-byte aligned
+  EXPECT_FALSE(pick(1, L, 4096, n, n, 0, 0, 1));  // B's address not 16-byte aligned
+  EXPECT_FALSE(pick(1, L, 4096, n, n, 3));      // X(0, k) three elements apart
+  EXPECT_FALSE(pick(2, L, 4096, n, n, 3));      // X's rows 3 apart along k
+  EXPECT_FALSE(pick(3, L, 4096, n, n));         // 3 rows: the dot form
+  EXPECT_FALSE(pick(1, L, 4096, n, t));         // the axpy form
+  EXPECT_FALSE(pick(L, 1, 4096, n, n));
+}
+
 // Where the device memory delivers at least dmma::kThinTilesFirstBytesPerSmCycle per SM and clock (an H200, not an
 // H100 SXM), C of 5 to 8 rows or columns tries the 32-wide TMA tiles before the skinny kernel; 1 to 4, 9 and up,
 // and an unknown memory keep the rule as it was.

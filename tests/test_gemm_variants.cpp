@@ -352,6 +352,32 @@ TEST(DmmaTmaSkinny, ThinCRunsTheSkinnyKernel) {
   EXPECT_GE(split, 10) << "products in the split dot form";
 }
 
+// C of 1 or 2 rows or columns with a long side under skinny_pick's boundary and over the split dot form's
+// (dmma::skinny_split_pick): the split dot form where its layout holds (even leading dimensions of the large operand,
+// K tails), a TMA tile in the other op combinations; each against the reference.
+TEST(DmmaTmaSkinny, SplitDotFormUnderTheSkinnyBoundary) {
+  KS_REQUIRE_GPU();
+  KS_VARIANT_OR_SKIP(v, "dmma_tma");
+  if (test::current_cc() != 90) GTEST_SKIP() << "the TMA kernels run on compute capability 9.0";
+  const int sms = dmma::current_target().sm_count;
+  const int L = dmma::kSkinnySplitLongPerSm * sms + 37;
+  ASSERT_LT(L, dmma::kSkinnyLongPerSm * sms);
+  int split = 0;
+  for (const GemmShape& base : {GemmShape{1, L, 2051, 1, 2052, 1}, GemmShape{L, 2, 1030, L + 2, 1032, L}})
+    for (int o = 0; o < 4; ++o) {
+      const GemmShape shape = base.with_ops(ops_of(o).a, ops_of(o).b);
+      ASSERT_FALSE(dmma::skinny_pick(shape.M, shape.N, shape.K, shape.transa, shape.transb, sms)) << shape.str();
+      const auto notes = expect_repeated_runs(*v, make_problem(shape, 0.75, o % 2 ? 0.0 : -0.5, choose_seed()), 2);
+      const std::string path = notes.count("dmma_tma_path") ? notes.at("dmma_tma_path") : "";
+      if (path.rfind("skinny", 0) == 0) {
+        ++split;
+        expect_skinny_path(shape, notes);
+        EXPECT_NE(path.find("split dot form"), std::string::npos) << shape.str() << ": " << path;
+      }
+    }
+  EXPECT_EQ(split, 3) << "products in the split dot form (1 row: NN, TN; 2 columns: TN)";
+}
+
 // C of 5 to 8 rows or columns with a long side the axpy form takes and the dot form does not: in the dot form the
 // rule runs the 32-wide TMA tiles (32 x 128 for few rows, 128 x 32 for few columns; split along K where the tiles
 // are few; the small operand copied where its leading dimension is odd), in the axpy form the skinny kernel (or,
