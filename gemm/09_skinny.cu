@@ -395,8 +395,8 @@ namespace {
 
 KS_GEMM_VARIANT({.info = {.name = "skinny",
                           .summary = "FP64 FMA, the large operand streamed once (dmma_tma's route for C of at most 8 rows "
-                                     "or columns); dot or axpy form as op and C's orientation make it; any shape, in "
-                                     "passes of 16 rows or columns",
+                                     "or columns); dot (split along k for 1 or 2) or axpy form as op, C's orientation and "
+                                     "the layout make it; any shape, in passes of 16 rows or columns",
                           .min_cc = pipeline::kCpAsyncCc,
                           .tuning = true},
                  .launch = launch,
