@@ -1,7 +1,7 @@
 // The skinny DGEMM: C of at most kMaxSide rows or columns on the FP64 FMA units (gemm/skinny.hpp gives the
 // canonical form out(s, l) = sum_k X(s, k) Y(l, k) and why the tensor cores do not pay there). The ladder's
 // step for the shapes the tensor cores cannot win: dmma_tma's rule runs it where C is that thin
-// (gemm/dmma_shapes.hpp, skinny_pick), and the tuning variant `skinny` runs it on any shape.
+// (gemm/dmma_shapes.hpp, skinny_pick and skinny_split_pick), and the tuning variant `skinny` runs it on any shape.
 //
 // Both kernels read Y, the large operand, exactly once, with streaming loads (evict-first: X, read once per
 // block, stays in L2), one chunk of k ahead in registers; X goes through shared memory by cp.async, two chunks
@@ -16,9 +16,9 @@
 // Split dot form (S <= 2, Y's columns 16-byte aligned, X contiguous along k or packed): a block owns a few columns l
 // and its warps take alternate chunks of k, so each column is read in runs of a block's warps x 1 KB, where the dot
 // form reads 1 KB runs of every column at once; with few rows of X (S <= 2) a lane loads its X(s, k) from global
-// memory beside its Y (cached, read by every block), with no shared-memory staging and no barrier per chunk. The grid is
-// the blocks that fit at once, each walking column groups. 1 x 16384 x 16384 on an H200: 4.52 TB/s against cuBLAS's
-// 4.46 in the same process, where the dot form streamed 4.08 (docs/gemm-notes.md, step 59).
+// memory beside its Y (cached, read by every block), with no shared-memory staging and no barrier per chunk. The
+// grid is the blocks that fit at once, each walking column groups. 1 x 16384 x 16384 on an H200: 4.52 TB/s against
+// cuBLAS's 4.46 in the same process, where the dot form streamed 4.08 (docs/gemm-notes.md, step 59).
 //
 // Axpy form (Y contiguous along l, as A is for C of few columns with op(A) = A): a lane owns one l (a block
 // 32 consecutive l), and the block's warps split K in interleaved 16-deep chunks, each warp with its own X
@@ -395,8 +395,8 @@ namespace {
 
 KS_GEMM_VARIANT({.info = {.name = "skinny",
                           .summary = "FP64 FMA, the large operand streamed once (dmma_tma's route for C of at most 8 rows "
-                                     "or columns); dot (split along k for 1 or 2) or axpy form as op, C's orientation and "
-                                     "the layout make it; any shape, in passes of 16 rows or columns",
+                                     "or columns); dot (split along k for 1 or 2) or axpy form as op, C's "
+                                     "orientation and the layout make it; any shape, in passes of 16 rows or columns",
                           .min_cc = pipeline::kCpAsyncCc,
                           .tuning = true},
                  .launch = launch,
