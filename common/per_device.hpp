@@ -7,6 +7,7 @@
 
 #include "common/gpu_runtime.hpp"
 
+#include <cstddef>
 #include <functional>
 #include <map>
 #include <mutex>
@@ -35,5 +36,16 @@ class PerDevice {
   std::mutex mutex_;
   std::map<int, V> values_;
 };
+
+// Blocks of `block` threads that fit on the current device at once for kernel k (resident blocks per SM times the
+// SM count; at least one a SM): the grid of a grid-stride kernel, read once per device through a PerDevice.
+template <class Kernel>
+int device_resident_blocks(Kernel k, int block, std::size_t dynamic_smem = 0) {
+  int dev = 0, sms = 0, per_sm = 0;
+  CUDA_CHECK(cudaGetDevice(&dev));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
+  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, block, dynamic_smem));
+  return sms * (per_sm > 0 ? per_sm : 1);
+}
 
 }  // namespace ks

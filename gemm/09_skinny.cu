@@ -42,6 +42,13 @@ __device__ __forceinline__ void store(const Form& f, int s, int l, double acc) {
   scale_store(f.out.at(s, l), f.alpha, f.beta, acc);
 }
 
+// The sum of v over the warp's lanes, in every lane (a butterfly of shuffles: the same order in every lane).
+__device__ __forceinline__ double warp_sum(double v) {
+#pragma unroll
+  for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
+  return v;
+}
+
 // Copies X(s, k0 + kk), s < SMAX, kk < KC, to dst[index(s, kk)] (zero where s >= S or k0 + kk >= K) by the
 // `threads` threads numbered t; consecutive threads take consecutive elements along X's contiguous side.
 template <int SMAX, int KC, class Index>
@@ -109,9 +116,7 @@ __global__ void __launch_bounds__(32 * kDotWarps) dot_kernel(Form f) {
     double mine = 0;
 #pragma unroll
     for (int s = 0; s < SMAX; ++s) {
-      double v = acc[c][s];
-#pragma unroll
-      for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
+      const double v = warp_sum(acc[c][s]);
       if (lane == s) mine = v;
     }
     if (lane < f.S && l0 + c < f.L) store(f, lane, l0 + c, mine);
@@ -203,9 +208,7 @@ __global__ void __launch_bounds__(32 * Split<SMAX>::kWarps) split_kernel(Form f)
     for (int c = 0; c < COLS; ++c)
 #pragma unroll
       for (int s = 0; s < SMAX; ++s) {
-        double v = acc[c][s];
-#pragma unroll
-        for (int off = 16; off > 0; off /= 2) v += __shfl_xor_sync(0xffffffffu, v, off);
+        const double v = warp_sum(acc[c][s]);
         if (lane == 0) red[warp][c][s] = v;
       }
     __syncthreads();
@@ -222,13 +225,7 @@ __global__ void __launch_bounds__(32 * Split<SMAX>::kWarps) split_kernel(Form f)
 
 template <int SMAX>
 void launch_split(const Form& f, cudaStream_t stream) {
-  // The blocks that fit at once (read once per device).
-  static PerDevice<int> fit([](int device) {
-    int blocks = 0, sms = 0;
-    CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&blocks, split_kernel<SMAX>, 32 * Split<SMAX>::kWarps, 0));
-    CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, device));
-    return std::max(1, blocks * sms);
-  });
+  static PerDevice<int> fit([](int) { return device_resident_blocks(split_kernel<SMAX>, 32 * Split<SMAX>::kWarps); });
   const int groups = ceil_div(f.L, Split<SMAX>::kCols);
   split_kernel<SMAX><<<std::min(groups, fit.get()), 32 * Split<SMAX>::kWarps, 0, stream>>>(f);
 }

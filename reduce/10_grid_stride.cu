@@ -5,6 +5,7 @@
 // not bitwise reproducible. Any n; block sizes kPowerOfTwoBlocks (two warps to 1024); also computes the
 // midpoint integral.
 // Run: build/bench/kbench run --suite reduce --variants grid_stride --sizes 2^20,2^24 --types int32,double
+#include "common/per_device.hpp"
 #include "reduce/kernels.cuh"
 
 namespace ks::reduce {

@@ -3,6 +3,7 @@
 // grid and a fixed order make it deterministic, and it needs no zeroing of the result. Any n; block sizes
 // kPowerOfTwoBlocks (two warps to 1024); also computes the midpoint integral.
 // Run: build/bench/kbench run --suite reduce --variants two_pass --sizes 2^20,2^24 --types int32,double
+#include "common/per_device.hpp"
 #include "reduce/kernels.cuh"
 
 namespace ks::reduce {

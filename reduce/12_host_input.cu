@@ -10,6 +10,7 @@
 //                (deterministic). Bound by the host-to-device link: time ~ copy + one chunk's reduction.
 // Both are timed end to end (the copy included). Any n; block sizes kPowerOfTwoBlocks (two warps to 1024).
 // Run: build/bench/kbench run --suite reduce --variants 'copy_reduce|streams' --sizes 2^20,2^24 --types int32,double
+#include "common/per_device.hpp"
 #include "reduce/kernels.cuh"
 
 #include <algorithm>

@@ -124,17 +124,6 @@ void finish_partials(const A* partials, std::size_t count, A* out, cudaStream_t 
   CUDA_CHECK_LAUNCH();
 }
 
-// Blocks of `block` threads that fit on the whole device at once for kernel k (resident blocks per SM times
-// the SM count).
-template <class Kernel>
-int device_resident_blocks(Kernel k, int block, std::size_t dynamic_smem = 0) {
-  int dev = 0, sms = 0, per_sm = 0;
-  CUDA_CHECK(cudaGetDevice(&dev));
-  CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  CUDA_CHECK(cudaOccupancyMaxActiveBlocksPerMultiprocessor(&per_sm, k, block, dynamic_smem));
-  return sms * (per_sm > 0 ? per_sm : 1);
-}
-
 inline unsigned blocks_for(std::size_t n, std::size_t per_block) {
   const std::size_t b = (n + per_block - 1) / per_block;
   if (b > 0x7fffffffu) throw std::invalid_argument("reduction: n too large for a one-pass grid");
