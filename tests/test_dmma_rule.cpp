@@ -484,11 +484,9 @@ TEST(SkinnyRule, SplitDotFormFromAShorterLongSide) {
   const int per_sm = dmma::kSkinnySplitLongPerSm, sms = 132, L = per_sm * sms;
   // C (M x N) = op(A) op(B); ld 0: tight (the stored rows).
   const auto pick = [&](int M, int N, int K, Op ta, Op tb, int lda = 0, int ldb = 0, int b_offset = 0) {
-    GemmArgs a{.M = M, .N = N, .K = K, .A = base, .B = base + b_offset, .C = c, .transa = ta, .transb = tb};
-    a.lda = lda > 0 ? lda : (ta == Op::N ? M : K);
-    a.ldb = ldb > 0 ? ldb : (tb == Op::N ? K : N);
-    a.ldc = M;
-    return dmma::skinny_split_pick(a, sms);
+    GemmProblem layout;
+    layout.shape = GemmShape{M, N, K, lda, ldb, 0, ta, tb}.resolved();
+    return dmma::skinny_split_pick(layout.args(base, base + b_offset, c), sms);
   };
   constexpr Op n = Op::N, t = Op::T;
   ASSERT_LT(L, dmma::kSkinnyLongPerSm * sms);  // shorter than skinny_pick's

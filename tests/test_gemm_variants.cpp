@@ -302,13 +302,11 @@ TEST(GemmLargeIndex, TmaKernelPastTwoToThe31Elements) {
 bool expect_skinny_path(const GemmShape& shape, std::map<std::string, std::string> notes) {
   const std::string& path = notes["dmma_tma_path"];
   alignas(16) static const double base[2] = {};
-  const GemmShape r = shape.resolved();
-  GemmArgs a{.M = r.M, .N = r.N, .K = r.K, .A = base, .B = base, .C = nullptr, .transa = r.transa, .transb = r.transb};
-  a.lda = r.lda;
-  a.ldb = r.ldb;
-  a.ldc = r.ldc;
+  GemmProblem layout;
+  layout.shape = shape.resolved();
   if (path.rfind("skinny", 0) == 0) {
-    EXPECT_EQ(path.find("split dot form") != std::string::npos, skinny::split_form(skinny::canonical(a)))
+    EXPECT_EQ(path.find("split dot form") != std::string::npos,
+              skinny::split_form(skinny::canonical(layout.args(base, base, nullptr))))
         << shape.str() << ": " << path;
   }
   if (!dmma::thin_tiles_first(shape.M, shape.N, dmma::current_target()))
