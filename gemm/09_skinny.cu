@@ -1,7 +1,10 @@
-// The skinny DGEMM: C of at most kMaxSide rows or columns on the FP64 FMA units (gemm/skinny.hpp gives the
-// canonical form out(s, l) = sum_k X(s, k) Y(l, k) and why the tensor cores do not pay there). The ladder's
-// step for the shapes the tensor cores cannot win: dmma_tma's rule runs it where C is that thin
-// (gemm/dmma_shapes.hpp, skinny_pick and skinny_split_pick), and the tuning variant `skinny` runs it on any shape.
+// The skinny DGEMM: C of at most kMaxSide rows or columns, the large operand streamed once (gemm/skinny.hpp gives the
+// canonical form out(s, l) = sum_k X(s, k) Y(l, k)). The ladder's step for the shapes the tensor-core tiles cannot
+// win: dmma_tma's rule runs it where C is that thin (gemm/dmma_shapes.hpp, skinny_pick and skinny_split_pick), and
+// the tuning variant `skinny` runs it on any shape. 1 and 2 rows or columns, and 9 to 16 (a pass of a wider C), run
+// on the FP64 FMA units (the dot, split dot and axpy forms below); 3 to 8 on the FP64 tensor cores (the tensor-core
+// forms, further down), one 16 x 8 x 16 product for 16 elements of Y by 8 of C's short side, where the FMA forms'
+// S FMAs per element of Y were more instructions than the loads could hide (docs/gemm-notes.md, step 60).
 //
 // Both kernels read Y, the large operand, exactly once, with streaming loads (evict-first: X, read once per
 // block, stays in L2), one chunk of k ahead in registers; X goes through shared memory by cp.async, two chunks
@@ -25,10 +28,11 @@
 // buffer; per k a lane reads X(k, 0 .. S - 1) as S / 2 broadcast 16-byte loads (the same address in every
 // lane) and makes S FMAs. The warps' partial sums are added in warp order through shared memory.
 //
-// Measurements and the ceilings: docs/gemm-notes.md, step 29.
+// Measurements and the ceilings: docs/gemm-notes.md, steps 29, 59 and 60.
 #include "common/dispatch.hpp"
 #include "common/per_device.hpp"
 #include "gemm/cp_async_pipeline.cuh"
+#include "gemm/dmma_mma.cuh"
 #include "gemm/skinny.hpp"
 
 #include <algorithm>
@@ -307,9 +311,235 @@ __global__ void __launch_bounds__(32 * kAxWarps) axpy_kernel(Form f) {
   }
 }
 
+// ---- tensor-core forms (kTcMinS to kTcMaxS rows or columns) ----
+
+// c += a b for one 16 x 8 x 16 tile on the FP64 tensor cores (gemm/dmma_mma.cuh: fragments as mma.m16n8k16's).
+__device__ __forceinline__ void tc_mma(double (&c)[4], const double (&a)[8], const double (&b)[4]) {
+#if __CUDA_ARCH__ >= 900
+  dmma::mma_16x8x16<dmma::Instr::K16>(c, a, b);
+#else
+  dmma::mma_16x8x16<dmma::Instr::K4>(c, a, b);
+#endif
+}
+
+// Ends a block's share of one group of C's N sums (e: 0 .. N - 1; sum(e) the block's, put(e, v) stores v into C):
+// with one part, stores them; otherwise writes them to the part's slot of `partial`, and the last of the group's
+// parts to arrive (a ticket per group, zero before and after the kernel) adds the slots in part order and stores the
+// totals. Deterministic whichever part arrives last. Every thread of the block calls it.
+template <int N, class Sum, class Put>
+__device__ __forceinline__ void tc_combine(int parts, int grp, int part, double* partial, unsigned* tickets, Sum sum,
+                                           Put put) {
+  __shared__ bool last;
+  if (parts == 1) {
+    for (int e = threadIdx.x; e < N; e += blockDim.x) put(e, sum(e));
+    return;
+  }
+  double* slot = partial + (static_cast<long long>(grp) * parts + part) * N;
+  for (int e = threadIdx.x; e < N; e += blockDim.x) slot[e] = sum(e);
+  __threadfence();  // this block's sums, before its ticket
+  __syncthreads();
+  if (threadIdx.x == 0) {
+    last = atomicAdd(tickets + grp, 1u) == static_cast<unsigned>(parts - 1);
+    if (last) tickets[grp] = 0;  // every part has arrived: zero again for the next launch
+  }
+  __syncthreads();
+  if (!last) return;
+  __threadfence();
+  const double* all = partial + static_cast<long long>(grp) * parts * N;
+  for (int e = threadIdx.x; e < N; e += blockDim.x) {
+    double v = 0;
+    for (int q = 0; q < parts; ++q) v += __ldcg(all + static_cast<long long>(q) * N + e);
+    put(e, v);
+  }
+}
+
+// Dot form: a block's warps take alternate chunks of 32 k of the same 16 columns l0 .. l0 + 15 (each column read in
+// runs of kTcDotWarps x 256 bytes); lane 4 g + t loads k0 + 8 t .. 8 t + 7 of columns l0 + g and l0 + g + 8 (four
+// 16-byte loads each where Y's columns are 16-byte aligned) and the same k of X's row g from global memory (cached;
+// X is small and every block reads it). Logical k t + 4 q of the chunk's MMA j is k0 + 8 t + 4 j + q. (Lanes reading
+// 16 bytes in turn, k0 + 8 u + 2 t, so that each load of the warp reads whole sectors, streamed 5% slower at
+// 8 x 16384 x 16384: step 60.) Where the column groups are fewer than the blocks that fit, `parts` blocks split K
+// for each group as the axpy form's do (tc_combine).
+constexpr int kTcDotWarps = 8, kTcDotLaneK = 8;  // warps (along k); k per lane per chunk (two MMAs)
+
+constexpr int kTcDotChunk = 4 * kTcDotLaneK;      // k per chunk
+
+__global__ void __launch_bounds__(32 * kTcDotWarps, 2)
+    tc_dot_kernel(Form f, int parts, double* partial, unsigned* tickets) {
+  constexpr int W = kTcDotWarps, CH = kTcDotLaneK, KC = kTcDotChunk;
+  __shared__ double red[W][16 * 8];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
+  const int groups = ceil_div(f.L, 16), chunks = ceil_div(f.K, KC), per = ceil_div(chunks, parts);
+  const bool pairs = f.y.rs % 2 == 0 && reinterpret_cast<uintptr_t>(f.y.p) % 16 == 0;
+  for (int item = blockIdx.x; item < groups * parts; item += gridDim.x) {
+    const int grp = item / parts, part = item % parts, l0 = grp * 16;
+    const int c1 = min(chunks, (part + 1) * per);
+    double c[4] = {};
+    double2 y[2][CH / 2];
+    double x[CH];
+    const auto load = [&](int ch) {
+      const int k0 = ch * KC + CH * t;  // element e at k0 + e
+      const bool whole = pairs && ch * KC + KC <= f.K;  // otherwise element by element
+#pragma unroll
+      for (int h = 0; h < 2; ++h) {
+        const int l = l0 + g + 8 * h;
+        const double* p = f.y.p + static_cast<long long>(l < f.L ? l : 0) * f.y.rs + k0;
+#pragma unroll
+        for (int u = 0; u < CH / 2; ++u) {
+          const int k = k0 + 2 * u;
+          if (l >= f.L)
+            y[h][u] = make_double2(0.0, 0.0);
+          else if (whole)
+            y[h][u] = __ldcs(reinterpret_cast<const double2*>(p + 2 * u));
+          else
+            y[h][u] = make_double2(k < f.K ? __ldcs(p + 2 * u) : 0.0, k + 1 < f.K ? __ldcs(p + 2 * u + 1) : 0.0);
+        }
+      }
+#pragma unroll
+      for (int e = 0; e < CH; ++e) x[e] = g < f.S && k0 + e < f.K ? __ldg(f.x.at(g, k0 + e)) : 0.0;
+    };
+    const auto compute = [&] {
+#pragma unroll
+      for (int j = 0; j < CH / 4; ++j) {
+        double a[8], b[4];
+#pragma unroll
+        for (int q = 0; q < 4; ++q) b[q] = x[4 * j + q];
+#pragma unroll
+        for (int i = 0; i < 8; ++i) {  // A(g + 8 (i % 2), t + 4 (i / 2)): column h = i % 2, element 4 j + i / 2
+          const double2 v = y[i % 2][(4 * j + i / 2) / 2];
+          a[i] = (i / 2) % 2 ? v.y : v.x;
+        }
+        tc_mma(c, a, b);
+      }
+    };
+    const int first = part * per + warp;
+    if (first < c1) load(first);
+    for (int ch = first; ch < c1; ch += W) {
+      compute();
+      if (ch + W < c1) load(ch + W);
+    }
+    // c[r] = out(2 t + r % 2, l0 + g + 8 (r / 2)); the warps' sums in warp order, entry e = 8 lc + s.
+#pragma unroll
+    for (int r = 0; r < 4; ++r) red[warp][(g + 8 * (r / 2)) * 8 + 2 * t + r % 2] = c[r];
+    __syncthreads();
+    tc_combine<16 * 8>(
+        parts, grp, part, partial, tickets,
+        [&](int e) {
+          double v = 0;
+#pragma unroll
+          for (int w = 0; w < W; ++w) v += red[w][e];
+          return v;
+        },
+        [&](int e, double v) {
+          if (e % 8 < f.S && l0 + e / 8 < f.L) store(f, e % 8, l0 + e / 8, v);
+        });
+    __syncthreads();  // red is rewritten by the next item
+  }
+}
+
+// Axpy form: a warp owns kTcAxGroups x 16 consecutive l and the block's warps take alternate 16-k chunks; MMA row g
+// is l 2 g and row g + 8 is 2 g + 1 of the 16 (one 16-byte load where Y's columns are 16-byte aligned), k in order
+// (lane t's k0 + t + 4 q: X's loads read whole sectors whichever way X is stored). Where the groups of rows are
+// fewer than the blocks that fit, `parts` blocks split K for each group (tc_combine).
+constexpr int kTcAxWarps = 4, kTcAxGroups = 2;  // warps (along k); 16-row groups per warp
+constexpr int kTcAxRows = 16 * kTcAxGroups;     // l per block
+
+__global__ void __launch_bounds__(32 * kTcAxWarps, 4)
+    tc_axpy_kernel(Form f, int parts, double* partial, unsigned* tickets) {
+  constexpr int W = kTcAxWarps, LG = kTcAxGroups, ROWS = kTcAxRows;
+  __shared__ double red[W][ROWS * 8];
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
+  const int groups = ceil_div(f.L, ROWS), chunks = ceil_div(f.K, 16), per = ceil_div(chunks, parts);
+  const bool pairs = f.y.cs % 2 == 0 && reinterpret_cast<uintptr_t>(f.y.p) % 16 == 0;
+  for (int item = blockIdx.x; item < groups * parts; item += gridDim.x) {
+    const int grp = item / parts, part = item % parts, l0 = grp * ROWS;
+    const int c1 = min(chunks, (part + 1) * per);
+    double c[LG][4] = {};
+    double2 y[LG][4];
+    double x[4];
+    const auto load = [&](int ch) {
+      const int k0 = ch * 16 + t;
+#pragma unroll
+      for (int lg = 0; lg < LG; ++lg) {
+        const int l = l0 + 16 * lg + 2 * g;
+#pragma unroll
+        for (int q = 0; q < 4; ++q) {
+          const int k = k0 + 4 * q;
+          const double* p = f.y.p + l + static_cast<long long>(k < f.K ? k : 0) * f.y.cs;
+          if (pairs && k < f.K && l + 1 < f.L)
+            y[lg][q] = __ldcs(reinterpret_cast<const double2*>(p));
+          else
+            y[lg][q] = make_double2(k < f.K && l < f.L ? __ldcs(p) : 0.0, k < f.K && l + 1 < f.L ? __ldcs(p + 1) : 0.0);
+        }
+      }
+#pragma unroll
+      for (int q = 0; q < 4; ++q) x[q] = g < f.S && k0 + 4 * q < f.K ? __ldg(f.x.at(g, k0 + 4 * q)) : 0.0;
+    };
+    const auto compute = [&] {
+#pragma unroll
+      for (int lg = 0; lg < LG; ++lg) {
+        double a[8];
+#pragma unroll
+        for (int i = 0; i < 8; ++i) a[i] = i % 2 ? y[lg][i / 2].y : y[lg][i / 2].x;
+        tc_mma(c[lg], a, x);
+      }
+    };
+    const int first = part * per + warp;
+    if (first < c1) load(first);
+    for (int ch = first; ch < c1; ch += W) {
+      compute();
+      if (ch + W < c1) load(ch + W);
+    }
+    // c[lg][r] = out(2 t + r % 2, l0 + 16 lg + 2 g + r / 2); the warps' sums in warp order, entry e = row e % ROWS
+    // of column e / ROWS (consecutive threads, consecutive l).
+#pragma unroll
+    for (int lg = 0; lg < LG; ++lg)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) red[warp][(16 * lg + 2 * g + r / 2) * 8 + 2 * t + r % 2] = c[lg][r];
+    __syncthreads();
+    tc_combine<ROWS * 8>(
+        parts, grp, part, partial, tickets,
+        [&](int e) {
+          double v = 0;
+#pragma unroll
+          for (int w = 0; w < W; ++w) v += red[w][(e % ROWS) * 8 + e / ROWS];
+          return v;
+        },
+        [&](int e, double v) {
+          if (e / ROWS < f.S && l0 + e % ROWS < f.L) store(f, e / ROWS, l0 + e % ROWS, v);
+        });
+    __syncthreads();  // red is rewritten by the next item
+  }
+}
+
 // The kernels' instantiations: SMAX = 1, 2, 4, 8, 16, the smallest at least a pass's S.
 constexpr int kWidths[] = {1, 2, 4, 8, 16};
 static_assert(kWidths[std::size(kWidths) - 1] == kMaxSide, "the widest instantiation is a pass's S");
+
+// One tensor-core kernel for `f` (`fit` of its blocks resident at once, `warps` a block): a grid of the blocks that
+// fit, `parts` of them for each group of C's `group_side` rows or columns where the groups are fewer (tc_parts),
+// their partial sums in device scratch.
+template <class Kernel>
+void launch_tc_kernel(Kernel kernel, int fit, int warps, int group_side, int chunk, const Form& f, ExecContext& ctx) {
+  const int groups = ceil_div(f.L, group_side), parts = tc_parts(groups, ceil_div(f.K, chunk), fit, warps);
+  double* partial = nullptr;
+  unsigned* tickets = nullptr;
+  if (parts > 1) {
+    partial = static_cast<double*>(
+        ctx.device_scratch(sizeof(double) * group_side * 8 * static_cast<std::size_t>(groups) * parts));
+    tickets = ctx.zeroed_counters(static_cast<std::size_t>(groups));
+  }
+  kernel<<<std::min(groups * parts, fit), 32 * warps, 0, ctx.stream()>>>(f, parts, partial, tickets);
+}
+
+void launch_tc(const Form& f, ExecContext& ctx) {
+  static PerDevice<int> dot_fit([](int) { return device_resident_blocks(tc_dot_kernel, 32 * kTcDotWarps); });
+  static PerDevice<int> axpy_fit([](int) { return device_resident_blocks(tc_axpy_kernel, 32 * kTcAxWarps); });
+  if (f.dot())
+    launch_tc_kernel(tc_dot_kernel, dot_fit.get(), kTcDotWarps, 16, kTcDotChunk, f, ctx);
+  else
+    launch_tc_kernel(tc_axpy_kernel, axpy_fit.get(), kTcAxWarps, kTcAxRows, 16, f, ctx);
+}
 
 int width_row(int s) {
   int i = 0;
@@ -318,6 +548,14 @@ int width_row(int s) {
 }
 
 }  // namespace
+
+bool tc_form(const Form& f) { return f.S >= kTcMinS && f.S <= kTcMaxS && !split_form(f); }
+
+int tc_parts(int groups, int chunks, int resident, int warps) {
+  if (groups <= 0 || resident < 2 * groups) return 1;  // half a wave or more without splitting
+  // At most two waves of blocks (a whole number of parts per group: no short last wave), four chunks a warp at least.
+  return std::max(1, std::min(2 * resident / groups, chunks / (4 * warps)));
+}
 
 bool split_form(const Form& f) {
   const bool x_coalesced = f.x.cs == 1 || (f.S == 2 && f.x.rs == 1 && f.x.cs == 2);  // X's loads coalesce
@@ -352,7 +590,11 @@ Form canonical(const GemmArgs& a) {
 std::string describe(const GemmArgs& a) {
   const Form f = canonical(a);
   const int passes = ceil_div(f.S, kMaxSide);
-  return std::string(split_form(f) ? "split dot" : f.dot() ? "dot" : "axpy") + " form, " + std::to_string(f.S) +
+  const char* form = split_form(f) ? "split dot"
+                     : tc_form(f)    ? (f.dot() ? "tensor-core dot" : "tensor-core axpy")
+                     : f.dot()       ? "dot"
+                                     : "axpy";
+  return std::string(form) + " form, " + std::to_string(f.S) +
          " x " + std::to_string(f.L) + " (S x L), " + std::to_string(passes) + (passes == 1 ? " pass" : " passes");
 }
 
@@ -377,6 +619,11 @@ void launch(const GemmArgs& a, ExecContext& ctx) {
       CUDA_CHECK_LAUNCH();
       continue;
     }
+    if (tc_form(f)) {
+      launch_tc(f, ctx);
+      CUDA_CHECK_LAUNCH();
+      continue;
+    }
     with_index<static_cast<int>(std::size(kWidths))>(width_row(f.S), [&](auto w) {
       constexpr int SMAX = kWidths[decltype(w)::value];
       if (f.dot())
@@ -391,9 +638,10 @@ void launch(const GemmArgs& a, ExecContext& ctx) {
 namespace {
 
 KS_GEMM_VARIANT({.info = {.name = "skinny",
-                          .summary = "FP64 FMA, the large operand streamed once (dmma_tma's route for C of at most 8 rows "
-                                     "or columns); dot (split along k for 1 or 2) or axpy form as op, C's "
-                                     "orientation and the layout make it; any shape, in passes of 16 rows or columns",
+                          .summary = "the large operand streamed once (dmma_tma's route for C of at most 8 rows or columns): "
+                                     "FP64 tensor cores for 3 to 8, FP64 FMA otherwise; dot (split along k for 1 or "
+                                     "2) or axpy form as op, C's orientation and the layout make it; any shape, in "
+                                     "passes of 16 rows or columns",
                           .min_cc = pipeline::kCpAsyncCc,
                           .tuning = true},
                  .launch = launch,

@@ -53,6 +53,16 @@ constexpr bool dot_form(int M, int N, Op transa, Op transb) { return M <= N ? tr
 // 16-byte aligned, X contiguous along k (or, at S = 2, its two rows interleaved).
 bool split_form(const Form& f);
 
+// The tensor-core forms (gemm/09_skinny.cu) take a pass of kTcMinS to kTcMaxS rows or columns (not in the split dot
+// form), each element of Y once; tc_form says whether launch() runs `f` (one pass) in one of them.
+constexpr int kTcMinS = 3, kTcMaxS = 8;
+bool tc_form(const Form& f);
+
+// How many blocks of a tensor-core form split K for each of `groups` groups of C (`chunks` chunks of k) with
+// `resident` blocks of `warps` warps resident at once: 1 where the groups are at least half a wave, else as many
+// as two waves of blocks hold, each warp at least four chunks.
+int tc_parts(int groups, int chunks, int resident, int warps);
+
 // Enqueues the product (any shape, any op; M, N, K >= 1, as gemm::run passes them).
 void launch(const GemmArgs& a, ExecContext& ctx);
 
