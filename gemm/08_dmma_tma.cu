@@ -992,25 +992,22 @@ int rule_pick(const GemmArgs& a, const TileReadiness& r, std::string* why) {
   return dmma::tma_pick(a.M, a.N, a.K, t, loads, copied_elements(a), why);
 }
 
-void run_skinny(const GemmArgs& a, ExecContext& ctx, const char* why) {
+void run_skinny(const GemmArgs& a, ExecContext& ctx) {
+  const bool tc = skinny::tc_form(skinny::canonical(a));  // one pass: at most kSkinnyMaxSide rows or columns
   ctx.notes()["dmma_tma_path"] = "skinny " + skinny::describe(a) + " (C of at most " +
-                                 std::to_string(dmma::kSkinnyMaxSide) + " rows or columns: FP64 FMA" + why + ")";
+                                 std::to_string(dmma::kSkinnyMaxSide) + " rows or columns: " +
+                                 (tc ? "the FP64 tensor cores" : "FP64 FMA") + ")";
   skinny::launch(a, ctx);
 }
 
-// The rule's choice: the skinny kernel for C of a few rows or columns (where the memory is fast, for 5 to 8 only
-// when no TMA tile would run); otherwise a TMA tile where it scores above dmma's configuration and can run, dmma
-// otherwise.
+// The rule's choice: the skinny kernel for C of a few rows or columns; otherwise a TMA tile where it scores above
+// dmma's configuration and can run, dmma otherwise.
 void run_rule(const GemmArgs& a, ExecContext& ctx) {
   const dmma::Target t = dmma::current_target();
-  const bool skinny = dmma::skinny_pick(a.M, a.N, a.K, a.transa, a.transb, t.sm_count) ||
-                      dmma::skinny_split_pick(a, t.sm_count);
-  const bool tiles_first = skinny && dmma::thin_tiles_first(a.M, a.N, t);
-  if (skinny && !tiles_first) return run_skinny(a, ctx, "");
+  if (dmma::skinny_pick(a.M, a.N, a.K, t.sm_count) || dmma::skinny_split_pick(a, t.sm_count)) return run_skinny(a, ctx);
   const TileReadiness r = readiness();
   std::string why;
   const int pick = rule_pick(a, r, &why);
-  if (tiles_first && pick < 0) return run_skinny(a, ctx, "; no TMA tile would run it");
   ctx.notes()["dmma_tma_path"] = why;
   if (pick >= 0)
     launch_describable(pick, a, ctx, r[static_cast<std::size_t>(pick)], true);
@@ -1027,7 +1024,7 @@ bool dmma::tma_rule_runs_tma(const GemmArgs& a) { return rule_pick(a, readiness(
 KS_GEMM_VARIANT({.info = {.name = "dmma_tma",
                           .summary = "FP64 tensor cores fed by the TMA: producer warp, mbarrier stages, setmaxnreg, "
                                      "persistent grid, stream-K last wave, split-K for small C summed in a Fenwick tree "
-                                     "or in clusters through distributed shared memory; 128x128, or 128x64, 64x128, 128x32 or 32x128 with two k-groups, or dmma, or the skinny FP64-FMA kernel for C of at "
+                                     "or in clusters through distributed shared memory; 128x128, or 128x64, 64x128, 128x32 or 32x128 with two k-groups, or dmma, or the skinny kernel for C of at "
                                      "most 8 rows or columns, where the rule says; operands with an odd leading "
                                      "dimension copied first where that pays",
                           .min_cc = kTmaCc,

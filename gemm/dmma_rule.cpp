@@ -189,11 +189,9 @@ int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileC
   return pick;
 }
 
-bool skinny_pick(int M, int N, int K, Op transa, Op transb, int sm_count) {
+bool skinny_pick(int M, int N, int K, int sm_count) {
   const long long small = std::min(M, N), large = std::max(M, N);
-  const int per_sm = small <= kSkinnyNarrowSide                   ? kSkinnyLongPerSm
-                     : skinny::dot_form(M, N, transa, transb) ? kSkinnyDotLongPerSm
-                                                                  : kSkinnyAxpyLongPerSm;
+  const int per_sm = small < skinny::kTcMinS ? kSkinnyLongPerSm : kSkinnyTcLongPerSm;
   return small >= 1 && small <= kSkinnyMaxSide && large >= static_cast<long long>(per_sm) * sm_count &&
          K >= kSkinnyMinDepth;
 }
@@ -202,12 +200,6 @@ bool skinny_split_pick(const GemmArgs& a, int sm_count) {
   const skinny::Form f = skinny::canonical(a);
   return skinny::split_form(f) && f.L >= static_cast<long long>(kSkinnySplitLongPerSm) * sm_count &&
          a.K >= kSkinnyMinDepth;
-}
-
-bool thin_tiles_first(int M, int N, const Target& t) {
-  const int small = std::min(M, N);
-  return small > kSkinnyNarrowSide && small <= kSkinnyMaxSide &&
-         t.dram_bytes_per_sm_cycle >= kThinTilesFirstBytesPerSmCycle;
 }
 
 std::string to_string(const Config& c) {

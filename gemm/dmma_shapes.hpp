@@ -170,9 +170,6 @@ struct Target {
   // with them (an H100: 30 clusters of 4 for the one-block-per-SM tiles).
   std::array<int, kTmaTileCount> tma_cluster_slots{};
   long long l2_bytes = 0;  // the L2 cache (0: unknown, taken as none)
-  // What the device memory delivers per SM and SM clock at their peaks, bytes (0: unknown): 12.8 on an H100 SXM
-  // (3.35 TB/s, 132 SMs at 1980 MHz), 18.4 on an H200 (4.81 TB/s, a bus of 6016 bits).
-  double dram_bytes_per_sm_cycle = 0;
 };
 
 // The tile configuration for an M x N x K product (the "dmma" variant's rule). Each shape with a speed is
@@ -307,28 +304,21 @@ template <class B>
   requires std::same_as<B, bool>
 int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileCount], B, std::string* = nullptr) = delete;
 
-// dmma_tma's rule for thin C: the skinny kernel (gemm/skinny.hpp, FP64 FMA, the large operand streamed once) where
-// C has at most kSkinnyMaxSide rows or columns, the other side gives every SM at least kSkinnyLongPerSm of it
-// (the kernels' blocks take 16 or 32 of it: two or more blocks per SM) and K is at least kSkinnyMinDepth (the
-// stream of the large operand, not the launch and the write of C, is the time). Measured on an H100 at
-// S x 16384 x 16384 (docs/gemm-notes.md, step 29): at S = 1, 2, 4, 8 the skinny kernel ran 95.6-100.8% of
-// cuBLAS in both forms against the 64 x 128 TMA tile's 82.8-94.0%; at S = 12 and 16 (its 16-wide instantiation,
-// short of warps to hide its latency) 70.7-79.2% against 90.4-95.8%.
-//
-// Past kSkinnyNarrowSide rows or columns (5 to 8: the kernels' 8-wide instantiation) the 32-wide TMA tiles
-// (32 x 128 and 128 x 32, step 37) beat it unless the long side is longer still (step 50, S x L x K on an H100):
-// in the dot form at L = 16384 by 2.4-4.4 points (8 x 16384^2: 100.4% against 96.0%), at 32768 by 2.3 and at
-// 8448 by 14-16, while at L = 65536 the skinny kernel leads by 0.5-1.5, so the dot form needs
-// kSkinnyDotLongPerSm; the axpy form ties the tile at L = 16384 (within 1.4 points either way), leads by 3.7-3.8
-// at 65536 and trails by 9-11 at 8448, so it needs kSkinnyAxpyLongPerSm (a boundary placed between the measured
-// 64 and 124 a SM).
+// dmma_tma's rule for thin C: the skinny kernel (gemm/skinny.hpp, the large operand streamed once) where C has at
+// most kSkinnyMaxSide rows or columns, the other side gives every SM at least a boundary's worth of it and K is at
+// least kSkinnyMinDepth (the stream of the large operand, not the launch and the write of C, is the time).
+// 1 or 2 rows or columns run its FP64 FMA forms, measured on an H100 at S x 16384 x 16384 (docs/gemm-notes.md, step
+// 29: 95.6-100.8% of cuBLAS in both forms against the 64 x 128 TMA tile's 82.8-94.0%), from kSkinnyLongPerSm a SM
+// (the kernels' blocks take 16 or 32 of it: two or more blocks per SM).
+// 3 to 8 run its tensor-core forms (skinny::tc_form; step 60), which read the large operand at 4.0-4.4 TB/s on an
+// H200 where the 32-wide TMA tiles read 3.7-4.1: from a long side of 4096 (31 a SM) they led the tile in all 16
+// cells measured at 4096 and 8192, S = 4 and 8, both forms, rows and columns; at 2048 (15.5 a SM) they tied or
+// trailed it, so they take C from kSkinnyTcLongPerSm a SM.
 constexpr int kSkinnyMaxSide = 8;
 constexpr int kSkinnyLongPerSm = 64;
 constexpr int kSkinnyMinDepth = 1024;
-constexpr int kSkinnyNarrowSide = 4;
-constexpr int kSkinnyDotLongPerSm = 256;
-constexpr int kSkinnyAxpyLongPerSm = 96;
-bool skinny_pick(int M, int N, int K, Op transa, Op transb, int sm_count);
+constexpr int kSkinnyTcLongPerSm = 24;
+bool skinny_pick(int M, int N, int K, int sm_count);
 
 // The skinny kernel's split dot form (skinny::split_form: C of 1 or 2 rows or columns, the large operand contiguous
 // along k with its columns 16-byte aligned, the small one's loads coalesced) streams the large operand at about the
@@ -340,15 +330,6 @@ bool skinny_pick(int M, int N, int K, Op transa, Op transb, int sm_count);
 constexpr int kSkinnySplitLongPerSm = 7;
 bool skinny_split_pick(const GemmArgs& a, int sm_count);
 
-// Where the device memory is fast for its SMs, the 8-wide skinny kernel does not keep up with it and the 32-wide
-// TMA tiles lead at every long side. On an H200 (step 56, S x L x K, S = 5, 6, 8, L = 8448 to 65536, both forms,
-// rows and columns) the tile ran 90.2-112.4% of cuBLAS against the skinny kernel's 68.9-104.6%, ahead on all 24
-// cells by 5.2 to 23.9 points; on an H100 the skinny kernel leads where skinny_pick takes it (above). So C of 5 to
-// 8 rows or columns tries the tiles first where the memory delivers at least kThinTilesFirstBytesPerSmCycle
-// (between the H100's 12.8 and the H200's 18.4); dmma_tma's rule keeps the skinny kernel where the TMA rule would
-// run dmma instead (an operand it would have to copy at a high price).
-constexpr double kThinTilesFirstBytesPerSmCycle = 15.0;
-bool thin_tiles_first(int M, int N, const Target& t);
 
 // Whether dmma_tma's rule would run a TMA tile for `a` on the current device (false: it would run dmma's
 // configuration), for callers that route between dmma_tma and another library (the drop-in, dropin/).

@@ -441,37 +441,71 @@ TEST(SkinnyForm, NamesEveryElementOfTheOperandsAndC) {
 }
 
 // dmma_tma's rule sends C of at most 8 rows or columns to the skinny kernel where K is at least 1024 and the other
-// side gives every SM 64 of it (1 to 4 rows or columns), or, for 5 to 8, 256 in the dot form and 96 in the axpy
-// form (the 32-wide TMA tiles run below those); everything else keeps the tensor-core rule.
+// side gives every SM 64 of it (1 or 2 rows or columns, the FMA forms) or kSkinnyTcLongPerSm (3 to 8, the tensor-core
+// forms), in either form; everything else keeps the tensor-core rule.
 TEST(SkinnyRule, ThinCWithALongSideAndDeepK) {
-  const auto pick = [](int M, int N, int K, Op ta, Op tb, int sms = 132) {
-    return dmma::skinny_pick(M, N, K, ta, tb, sms);
+  const auto pick = [](int M, int N, int K, int sms = 132) { return dmma::skinny_pick(M, N, K, sms); };
+  const int tc = dmma::kSkinnyTcLongPerSm * 132;
+  EXPECT_TRUE(pick(16384, 1, 16384));
+  EXPECT_TRUE(pick(1, 8448, 1024));
+  EXPECT_TRUE(pick(65536, 2, 32769));
+  EXPECT_FALSE(pick(2, 8447, 16384));           // under 64 a SM of the long side
+  EXPECT_FALSE(pick(9, 16384, 16384));          // a side of 9: the tensor-core tiles
+  EXPECT_FALSE(pick(16384, 16, 16384));
+  EXPECT_FALSE(pick(16384, 4, 1023));           // K under 1024
+  EXPECT_FALSE(pick(8, 8, 1 << 20));            // small C over deep K: split-K's
+  EXPECT_TRUE(pick(2, 2 * 64, 4096, 2));        // the long side scales with the SMs
+  // 3 to 8 rows or columns from kSkinnyTcLongPerSm a SM.
+  for (int S : {3, 4, 5, 8}) {
+    EXPECT_TRUE(pick(S, tc, 1024)) << S;
+    EXPECT_TRUE(pick(tc, S, 4096)) << S;
+    EXPECT_FALSE(pick(S, tc - 1, 4096)) << S;
+    EXPECT_FALSE(pick(tc - 1, S, 16384)) << S;
+    EXPECT_FALSE(pick(S, tc, 1023)) << S;
+  }
+  EXPECT_TRUE(pick(8, 16384, 16384));
+  EXPECT_TRUE(pick(16384, 8, 16384));
+  EXPECT_TRUE(pick(6, dmma::kSkinnyTcLongPerSm * 8, 4096, 8));
+}
+
+// The tensor-core forms take a pass of 3 to 8 rows or columns in either form, not the split dot form's 1 and 2; their
+// K split: none where the groups of C fill half a wave, else a whole number of parts a group within two waves, each
+// warp four chunks at least.
+TEST(SkinnyForm, TensorCoreFormsAndTheirKSplit) {
+  alignas(16) static const double base[2] = {};
+  static double c[1] = {};
+  const auto form = [&](int M, int N, Op ta, Op tb) {
+    GemmProblem layout;
+    layout.shape = GemmShape{M, N, 4096, 0, 0, 0, ta, tb}.resolved();
+    return skinny::canonical(layout.args(base, base, c));
   };
-  constexpr Op n = Op::N, t = Op::T;
-  EXPECT_TRUE(pick(16384, 1, 16384, n, n));
-  EXPECT_TRUE(pick(1, 8448, 1024, n, n));
-  EXPECT_TRUE(pick(65536, 4, 32769, n, t));
-  EXPECT_TRUE(pick(4, 8448, 4096, n, n));
-  EXPECT_FALSE(pick(9, 16384, 16384, n, n));    // a side of 9: the tensor cores
-  EXPECT_FALSE(pick(16384, 16, 16384, n, n));
-  EXPECT_FALSE(pick(1, 8447, 16384, n, n));     // under 64 a SM of the long side
-  EXPECT_FALSE(pick(16384, 4, 1023, n, n));     // K under 1024
-  EXPECT_FALSE(pick(8, 8, 1 << 20, n, n));      // small C over deep K: split-K's
-  EXPECT_TRUE(pick(4, 4 * 64, 4096, n, n, 4));  // the long side scales with the SMs
-  // 5 to 8 rows or columns: the dot form (op(B) = B for few rows, op(A) = A^T for few columns) from 256 a SM.
-  EXPECT_FALSE(pick(8, 16384, 16384, n, n));
-  EXPECT_FALSE(pick(16384, 8, 16384, t, t));
-  EXPECT_FALSE(pick(5, 33791, 4096, t, n));
-  EXPECT_TRUE(pick(5, 33792, 4096, t, n));
-  EXPECT_TRUE(pick(33792, 8, 4096, t, n));
-  EXPECT_TRUE(pick(6, 256 * 8, 4096, n, n, 8));
-  // The axpy form (op(B) = B^T for few rows, op(A) = A for few columns) from 96 a SM.
-  EXPECT_TRUE(pick(16384, 8, 16384, n, n));
-  EXPECT_TRUE(pick(8, 16384, 16384, t, t));
-  EXPECT_TRUE(pick(7, 12672, 2048, n, t));
-  EXPECT_FALSE(pick(7, 12671, 2048, n, t));
-  EXPECT_FALSE(pick(8448, 6, 4096, n, n));
-  EXPECT_FALSE(pick(16384, 8, 1023, n, n));     // K under 1024
+  for (Op ta : {Op::N, Op::T})
+    for (Op tb : {Op::N, Op::T}) {
+      for (int S = 3; S <= 8; ++S) {
+        EXPECT_TRUE(skinny::tc_form(form(S, 5000, ta, tb))) << S << ops_name(ta, tb);
+        EXPECT_TRUE(skinny::tc_form(form(5000, S, ta, tb))) << S << ops_name(ta, tb);
+      }
+      EXPECT_FALSE(skinny::tc_form(form(9, 5000, ta, tb))) << ops_name(ta, tb);
+      EXPECT_FALSE(skinny::tc_form(form(5000, 16, ta, tb))) << ops_name(ta, tb);
+      EXPECT_FALSE(skinny::tc_form(form(1, 5000, ta, tb))) << ops_name(ta, tb);
+      EXPECT_FALSE(skinny::tc_form(form(2, 5000, ta, tb))) << ops_name(ta, tb);
+    }
+  EXPECT_EQ(skinny::tc_parts(256, 4096, 264, 8), 1);    // 8 x 4096 x 131072, dot form: the groups fill a wave
+  EXPECT_EQ(skinny::tc_parts(132, 4096, 264, 8), 4);    // half a wave: two waves of 4 parts a group (528)
+  EXPECT_EQ(skinny::tc_parts(64, 1024, 264, 8), 8);     // 8 x 1024 x 32768
+  EXPECT_EQ(skinny::tc_parts(64, 64, 264, 8), 2);       // K = 2048: four chunks of 32 k a warp, eight warps
+  EXPECT_EQ(skinny::tc_parts(64, 16, 264, 8), 1);       // too shallow to split
+  EXPECT_EQ(skinny::tc_parts(128, 512, 528, 4), 8);     // axpy form, L = 4096, K = 8192
+  EXPECT_EQ(skinny::tc_parts(512, 1024, 528, 4), 1);
+  EXPECT_EQ(skinny::tc_parts(0, 1024, 528, 4), 1);
+  for (int groups = 1; groups < 600; groups += 7)
+    for (int resident : {132, 264, 528}) {
+      const int parts = skinny::tc_parts(groups, 1 << 12, resident, 4);
+      EXPECT_GE(parts, 1);
+      if (parts > 1) {
+        EXPECT_LE(groups * parts, 2 * resident) << groups << " " << resident;  // within two waves
+      }
+    }
 }
 
 // C of 1 or 2 rows or columns in the split dot form (skinny::split_form) goes to the skinny kernel from
@@ -504,24 +538,6 @@ TEST(SkinnyRule, SplitDotFormFromAShorterLongSide) {
   EXPECT_FALSE(pick(3, L, 4096, n, n));         // 3 rows: the dot form
   EXPECT_FALSE(pick(1, L, 4096, n, t));         // the axpy form
   EXPECT_FALSE(pick(L, 1, 4096, n, n));
-}
-
-// Where the device memory delivers at least dmma::kThinTilesFirstBytesPerSmCycle per SM and clock (an H200, not an
-// H100 SXM), C of 5 to 8 rows or columns tries the 32-wide TMA tiles before the skinny kernel; 1 to 4, 9 and up,
-// and an unknown memory keep the rule as it was.
-TEST(SkinnyRule, FastMemoryTriesTheThinTilesFirstAtFiveToEight) {
-  dmma::Target h100, h200, unknown;
-  h100.dram_bytes_per_sm_cycle = 2.0 * 2619e3 * 640 / (1980e3 * 132);  // 3.35 TB/s, 132 SMs at 1980 MHz
-  h200.dram_bytes_per_sm_cycle = 2.0 * 3201e3 * 752 / (1980e3 * 132);  // 4.81 TB/s (a bus of 6016 bits)
-  EXPECT_NEAR(h100.dram_bytes_per_sm_cycle, 12.8, 0.1);
-  EXPECT_NEAR(h200.dram_bytes_per_sm_cycle, 18.4, 0.1);
-  for (const auto& [M, N] : {std::pair{16384, 8}, {8, 16384}, {5, 65536}, {32768, 6}}) {
-    EXPECT_TRUE(dmma::thin_tiles_first(M, N, h200)) << M << "x" << N;
-    EXPECT_FALSE(dmma::thin_tiles_first(M, N, h100)) << M << "x" << N;
-    EXPECT_FALSE(dmma::thin_tiles_first(M, N, unknown)) << M << "x" << N;
-  }
-  for (const auto& [M, N] : {std::pair{16384, 4}, {1, 16384}, {9, 16384}, {16384, 16}})
-    EXPECT_FALSE(dmma::thin_tiles_first(M, N, h200)) << M << "x" << N;
 }
 
 }  // namespace

@@ -295,46 +295,40 @@ TEST(GemmLargeIndex, TmaKernelPastTwoToThe31Elements) {
   }
 }
 
-// The path dmma_tma's rule took (its notes) for a shape skinny_pick takes: the skinny kernel, or, where the memory is
-// fast for the SMs and C has 5 to 8 rows or columns (dmma::thin_tiles_first), a TMA tile unless none would run.
-// Where it is the skinny kernel, its form: the split dot form exactly where skinny::split_form holds (operands at
-// 16-byte-aligned addresses, as the problems' allocations are). Returns whether the split dot form ran.
+// The path dmma_tma's rule took (its notes) for a shape skinny_pick or skinny_split_pick takes: the skinny kernel, in
+// the split dot form exactly where skinny::split_form holds (operands at 16-byte-aligned addresses, as the problems'
+// allocations are) and in a tensor-core form exactly where skinny::tc_form does. Returns whether the split dot form
+// ran.
 bool expect_skinny_path(const GemmShape& shape, std::map<std::string, std::string> notes) {
   const std::string& path = notes["dmma_tma_path"];
   alignas(16) static const double base[2] = {};
   GemmProblem layout;
   layout.shape = shape.resolved();
-  if (path.rfind("skinny", 0) == 0) {
-    EXPECT_EQ(path.find("split dot form") != std::string::npos,
-              skinny::split_form(skinny::canonical(layout.args(base, base, nullptr))))
-        << shape.str() << ": " << path;
-  }
-  if (!dmma::thin_tiles_first(shape.M, shape.N, dmma::current_target()))
-    EXPECT_EQ(path.rfind("skinny", 0), 0u) << shape.str() << ": " << path;
-  else
-    EXPECT_TRUE(path.rfind("tma ", 0) == 0 ||
-                (path.rfind("skinny", 0) == 0 && path.find("no TMA tile would run it") != std::string::npos))
-        << shape.str() << ": " << path;
+  const skinny::Form f = skinny::canonical(layout.args(base, base, nullptr));
+  EXPECT_EQ(path.rfind("skinny", 0), 0u) << shape.str() << ": " << path;
+  EXPECT_EQ(path.find("split dot form") != std::string::npos, skinny::split_form(f)) << shape.str() << ": " << path;
+  EXPECT_EQ(path.find("tensor-core") != std::string::npos, skinny::tc_form(f)) << shape.str() << ": " << path;
   return path.find("split dot form") != std::string::npos;
 }
 
 // dmma_tma on C of at most 8 rows or columns runs the skinny kernel (the rule, gemm/dmma_shapes.hpp): both of its
 // forms (dot: the large operand contiguous along k; axpy: along the long side of C) in all four op combinations,
-// a side of 1 to 8 (5 to 8 with the long side the dot form needs; 1 and 2 also in the split dot form, and in the
-// dot form where the large operand's leading dimension is odd), K tails of every chunk size, an odd lda of 1,
-// padded leading dimensions, beta != 0 and beta == 0 over a poisoned C; twice per product on one context. Where
-// the memory is fast for the SMs (dmma::thin_tiles_first: an H200), 5 to 8 run a TMA tile instead, or the skinny
-// kernel where the TMA rule would run dmma (an operand with an odd leading dimension to copy).
+// a side of 1 to 8 (3 to 8 in the tensor-core forms, with K split across blocks where L is short; 1 and 2 also in the
+// split dot form, and in the FMA dot form where the large operand's leading dimension is odd), K tails of every chunk
+// size, an odd lda of 1, padded leading dimensions, beta != 0 and beta == 0 over a poisoned C; twice per product on
+// one context (the same bits: the K split is summed in a fixed order).
 TEST(DmmaTmaSkinny, ThinCRunsTheSkinnyKernel) {
   KS_REQUIRE_GPU();
   KS_VARIANT_OR_SKIP(v, "dmma_tma");
   const int sms = dmma::current_target().sm_count;
-  const int L = dmma::kSkinnyLongPerSm * sms + 37, W = dmma::kSkinnyDotLongPerSm * sms + 37;
+  const int L = dmma::kSkinnyLongPerSm * sms + 37, W = dmma::kSkinnyTcLongPerSm * sms + 37;
   const std::tuple<GemmShape, double> cases[] = {
       {{3, L, 1025, 5, 1027, 4}, 0.5}, {{W, 8, 1100, W + 2, 1101, W + 1}, 0.0}, {{1, L, 2048}, 0.0},
       {{L, 1, 1500}, -1.0},           {{8, W, 1031}, 0.0},                      {{W, 5, 1057}, 0.25},
-      // 5 to 8 rows or columns with even leading dimensions (those above are odd), K a multiple of 16 or odd.
+      // 5 to 8 rows or columns with even leading dimensions (those above are odd), K a multiple of 16 or odd; 4 and 5
+      // at the boundary, where the axpy form splits K (its groups of C too few for the blocks that fit).
       {{6, W, 1040}, 0.0},            {{7, W, 1031, 7, 1032, 7}, -0.5},         {{W, 8, 2050}, 1.0},
+      {{4, W, 4103}, 0.5},            {{W, 5, 8192}, 0.0},
       // 1 and 2 rows or columns in the split dot form (even leading dimensions of the large operand; K tails, odd
       // and even), and 1 row where its leading dimension is odd (the dot form).
       {{1, L, 2051, 1, 2052, 1}, 0.5}, {{2, L, 1030, 2, 1032, 2}, 0.0},        {{L, 2, 1030, L + 2, 1032, L}, -1.0},
@@ -344,7 +338,7 @@ TEST(DmmaTmaSkinny, ThinCRunsTheSkinnyKernel) {
   for (const auto& [base, beta] : cases)
     for (int o = 0; o < 4; ++o) {
       const GemmShape shape = base.with_ops(ops_of(o).a, ops_of(o).b);
-      ASSERT_TRUE(dmma::skinny_pick(shape.M, shape.N, shape.K, shape.transa, shape.transb, sms)) << shape.str();
+      ASSERT_TRUE(dmma::skinny_pick(shape.M, shape.N, shape.K, sms)) << shape.str();
       split += expect_skinny_path(shape, expect_repeated_runs(*v, make_problem(shape, -1.5, beta, choose_seed()), 2));
     }
   EXPECT_GE(split, 10) << "products in the split dot form";
@@ -364,7 +358,7 @@ TEST(DmmaTmaSkinny, SplitDotFormUnderTheSkinnyBoundary) {
   for (const GemmShape& base : {GemmShape{1, L, 2051, 1, 2052, 1}, GemmShape{L, 2, 1030, L + 2, 1032, L}})
     for (int o = 0; o < 4; ++o) {
       const GemmShape shape = base.with_ops(ops_of(o).a, ops_of(o).b);
-      ASSERT_FALSE(dmma::skinny_pick(shape.M, shape.N, shape.K, shape.transa, shape.transb, sms)) << shape.str();
+      ASSERT_FALSE(dmma::skinny_pick(shape.M, shape.N, shape.K, sms)) << shape.str();
       const auto notes = expect_repeated_runs(*v, make_problem(shape, 0.75, o % 2 ? 0.0 : -0.5, choose_seed()), 2);
       const std::string path = notes.count("dmma_tma_path") ? notes.at("dmma_tma_path") : "";
       if (path.rfind("skinny", 0) == 0) {
@@ -376,26 +370,55 @@ TEST(DmmaTmaSkinny, SplitDotFormUnderTheSkinnyBoundary) {
   EXPECT_EQ(split, 3) << "products in the split dot form (1 row: NN, TN; 2 columns: TN)";
 }
 
-// C of 5 to 8 rows or columns with a long side the axpy form takes and the dot form does not: in the dot form the
-// rule runs the 32-wide TMA tiles (32 x 128 for few rows, 128 x 32 for few columns; split along K where the tiles
-// are few; the small operand copied where its leading dimension is odd), in the axpy form the skinny kernel (or,
-// where the memory is fast, expect_skinny_path's); each checked against the reference in every op combination.
-TEST(DmmaTmaSkinny, FiveToEightInTheDotFormRunTheThinTiles) {
+// C of 3 to 8 rows or columns with a long side just under the tensor-core forms' boundary keeps the tensor-core rule
+// (a TMA tile, split-K where the tiles are few, or dmma), in both forms; each checked against the reference in every
+// op combination.
+TEST(DmmaTmaSkinny, UnderTheTensorCoreFormsBoundaryTheTileRuleRuns) {
   KS_REQUIRE_GPU();
   KS_VARIANT_OR_SKIP(v, "dmma_tma");
   if (test::current_cc() != 90) GTEST_SKIP() << "the TMA kernels run on compute capability 9.0";
   const int sms = dmma::current_target().sm_count;
-  const int L = dmma::kSkinnyAxpyLongPerSm * sms + 37;
+  const int L = dmma::kSkinnyTcLongPerSm * sms - 1;
   for (const GemmShape& base : {GemmShape{8, L, 1040}, GemmShape{L, 6, 1031, L + 3, 1032, L + 1}})
     for (int o = 0; o < 4; ++o) {
       const GemmShape shape = base.with_ops(ops_of(o).a, ops_of(o).b);
-      const bool dot = skinny::dot_form(shape.M, shape.N, shape.transa, shape.transb);
-      ASSERT_EQ(dmma::skinny_pick(shape.M, shape.N, shape.K, shape.transa, shape.transb, sms), !dot) << shape.str();
-      const GemmProblem p = make_problem(shape, 1.0, 0.5, choose_seed());
-      if (!dot)
-        expect_skinny_path(shape, expect_repeated_runs(*v, p, 2));
-      else
-        expect_repeated_runs(*v, p, 2, "dmma_tma_path", shape.M <= shape.N ? "tma 32x128" : "tma 128x32");
+      ASSERT_FALSE(dmma::skinny_pick(shape.M, shape.N, shape.K, sms)) << shape.str();
+      auto notes = expect_repeated_runs(*v, make_problem(shape, 1.0, 0.5, choose_seed()), 2);
+      EXPECT_NE(notes["dmma_tma_path"].rfind("skinny", 0), 0u) << shape.str() << ": " << notes["dmma_tma_path"];
+    }
+}
+
+// `v` on `p` on two fresh contexts gives the same bits in all of C (ldc x N, the rows past M still poisoned).
+void expect_same_bits_on_fresh_contexts(const GemmVariant& v, const GemmProblem& p) {
+  const auto fresh_run = [&] {
+    Stream stream;
+    ExecContext ctx(stream.get());
+    Runner runner(v, Mode::Device, p, ctx);
+    runner.reset_output();
+    runner.run();
+    return runner.result();
+  };
+  const Eigen::MatrixXd one = fresh_run(), two = fresh_run();
+  EXPECT_EQ(std::memcmp(one.data(), two.data(), sizeof(double) * one.size()), 0) << v.info.name << " " << p.shape.str();
+}
+
+// The skinny variant's tensor-core forms where C's groups are few (K split across blocks, the parts added by the last
+// to arrive): 3 to 8 rows or columns over long sides from 1 to a thousand, both forms, K tails, padded leading
+// dimensions; three runs per product on one context (expect_repeated_runs: the tickets zero again after each), and
+// the same bits from two fresh contexts.
+TEST(DmmaTmaSkinny, TensorCoreFormsSplitKDeterministically) {
+  KS_REQUIRE_GPU();
+  KS_VARIANT_OR_SKIP(v, "skinny");
+  const std::tuple<GemmShape, double> cases[] = {
+      {{3, 8, 4099}, 0.0},   {{3, 37, 8192}, 0.5},  {{8, 300, 2063}, -1.0}, {{5, 129, 6000, 7, 6001, 6}, 0.0},
+      {{300, 8, 2063}, 0.0}, {{37, 4, 8191}, 0.25}, {{1000, 7, 4096, 1001, 4097, 1003}, 0.0},
+  };
+  for (const auto& [base, beta] : cases)
+    for (int o = 0; o < 4; ++o) {
+      const GemmShape shape = base.with_ops(ops_of(o).a, ops_of(o).b);
+      const GemmProblem p = make_problem(shape, 0.5, beta, choose_seed());
+      expect_repeated_runs(*v, p, 3);
+      expect_same_bits_on_fresh_contexts(*v, p);
     }
 }
 
@@ -405,23 +428,13 @@ TEST(DmmaTmaSkinny, FiveToEightInTheDotFormRunTheThinTiles) {
 TEST(DmmaSplitK, PartialsSummedInSplitOrder) {
   KS_REQUIRE_GPU();
   KS_VARIANT_OR_SKIP(v, "dmma_64x64_splitk");
-  // C (ldc x N, the rows past M still poisoned) from one run on a fresh context.
-  const auto fresh_run = [&](const GemmProblem& p) {
-    Stream stream;
-    ExecContext ctx(stream.get());
-    Runner runner(*v, Mode::Device, p, ctx);
-    runner.reset_output();
-    runner.run();
-    return runner.result();
-  };
   const std::tuple<GemmShape, double> cases[] = {
       {{100, 70, 4099}, 0.0}, {{65, 129, 2051, 67, 2053, 66}, -0.5}, {{256, 256, 16384}, 0.0}};
   for (const auto& [base, beta] : cases)
     for (int o = 0; o < 4; ++o) {
       const GemmProblem p = make_problem(base.with_ops(ops_of(o).a, ops_of(o).b), 1.25, beta, choose_seed());
       expect_repeated_runs(*v, p, 3);
-      const Eigen::MatrixXd one = fresh_run(p), two = fresh_run(p);
-      EXPECT_EQ(std::memcmp(one.data(), two.data(), sizeof(double) * one.size()), 0) << p.shape.str();
+      expect_same_bits_on_fresh_contexts(*v, p);
     }
 }
 
