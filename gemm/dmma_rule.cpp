@@ -189,9 +189,12 @@ int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileC
   return pick;
 }
 
-bool skinny_pick(int M, int N, int K, int sm_count) {
+bool skinny_pick(int M, int N, int K, Op transa, Op transb, int sm_count) {
   const long long small = std::min(M, N), large = std::max(M, N);
-  const int per_sm = small < skinny::kTcMinS ? kSkinnyLongPerSm : kSkinnyTcLongPerSm;
+  if (small >= skinny::kTcMinS && transa == Op::T && transb == Op::N) return false;  // the dot form, X along k
+  const int per_sm = small < skinny::kTcMinS                   ? kSkinnyLongPerSm
+                     : skinny::dot_form(M, N, transa, transb) ? kSkinnyTcDotLongPerSm
+                                                                  : kSkinnyTcAxpyLongPerSm;
   return small >= 1 && small <= kSkinnyMaxSide && large >= static_cast<long long>(per_sm) * sm_count &&
          K >= kSkinnyMinDepth;
 }

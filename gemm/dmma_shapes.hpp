@@ -310,15 +310,23 @@ int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileC
 // 1 or 2 rows or columns run its FP64 FMA forms, measured on an H100 at S x 16384 x 16384 (docs/gemm-notes.md, step
 // 29: 95.6-100.8% of cuBLAS in both forms against the 64 x 128 TMA tile's 82.8-94.0%), from kSkinnyLongPerSm a SM
 // (the kernels' blocks take 16 or 32 of it: two or more blocks per SM).
-// 3 to 8 run its tensor-core forms (skinny::tc_form; step 60), which read the large operand at 4.0-4.4 TB/s on an
-// H200 where the 32-wide TMA tiles read 3.7-4.1: from a long side of 4096 (31 a SM) they led the tile in all 16
-// cells measured at 4096 and 8192, S = 4 and 8, both forms, rows and columns; at 2048 (15.5 a SM) they tied or
-// trailed it, so they take C from kSkinnyTcLongPerSm a SM.
+// 3 to 8 run its tensor-core forms (skinny::tc_form; step 60), measured on an H200 against the 32-wide TMA tiles
+// (32 x 128, 128 x 32) in one process, S = 3, 4, 8, K = 8192 and 16384:
+// - the axpy form (op(B) = B^T for few rows, op(A) = A for few columns) streams at the read ceiling (16384 x 8 x 16384
+//   at 4.45 TB/s) and led the tile at every long side from 2048 (15.5 a SM), by 1.9 to 18.1 points; at 1024 it ran
+//   86.2% where the rule's dmma ran 85.4%: it takes C from kSkinnyTcAxpyLongPerSm a SM;
+// - the dot form with the small operand contiguous along its short side (NN for few rows, TT for few columns) led
+//   from 4096 (31 a SM) in every cell, by 1.0 to 22.5 points, and tied or trailed at 3200 (24 a SM, 0.4 and 3.0
+//   points behind): from kSkinnyTcDotLongPerSm;
+// - the dot form with both operands contiguous along k (TN) trailed the tile at every long side measured (3200 x 8 x
+//   8192 82.5% against 98.6%, 16384 x 8 x 16384 90.3% against 97.5%: its loads of the small operand take four
+//   sectors a lane), so the rule leaves it to the tiles.
 constexpr int kSkinnyMaxSide = 8;
 constexpr int kSkinnyLongPerSm = 64;
 constexpr int kSkinnyMinDepth = 1024;
-constexpr int kSkinnyTcLongPerSm = 24;
-bool skinny_pick(int M, int N, int K, int sm_count);
+constexpr int kSkinnyTcAxpyLongPerSm = 12;
+constexpr int kSkinnyTcDotLongPerSm = 32;
+bool skinny_pick(int M, int N, int K, Op transa, Op transb, int sm_count);
 
 // The skinny kernel's split dot form (skinny::split_form: C of 1 or 2 rows or columns, the large operand contiguous
 // along k with its columns 16-byte aligned, the small one's loads coalesced) streams the large operand at about the

@@ -441,31 +441,51 @@ TEST(SkinnyForm, NamesEveryElementOfTheOperandsAndC) {
 }
 
 // dmma_tma's rule sends C of at most 8 rows or columns to the skinny kernel where K is at least 1024 and the other
-// side gives every SM 64 of it (1 or 2 rows or columns, the FMA forms) or kSkinnyTcLongPerSm (3 to 8, the tensor-core
-// forms), in either form; everything else keeps the tensor-core rule.
+// side gives every SM 64 of it (1 or 2 rows or columns, the FMA forms), or, for 3 to 8 (the tensor-core forms),
+// kSkinnyTcAxpyLongPerSm in the axpy form and kSkinnyTcDotLongPerSm in the dot form with the small operand contiguous
+// along its short side (NN for few rows, TT for few columns); TN (the dot form with both operands contiguous along k)
+// keeps the tensor-core rule from 3 up, as does everything else.
 TEST(SkinnyRule, ThinCWithALongSideAndDeepK) {
-  const auto pick = [](int M, int N, int K, int sms = 132) { return dmma::skinny_pick(M, N, K, sms); };
-  const int tc = dmma::kSkinnyTcLongPerSm * 132;
-  EXPECT_TRUE(pick(16384, 1, 16384));
-  EXPECT_TRUE(pick(1, 8448, 1024));
-  EXPECT_TRUE(pick(65536, 2, 32769));
-  EXPECT_FALSE(pick(2, 8447, 16384));           // under 64 a SM of the long side
-  EXPECT_FALSE(pick(9, 16384, 16384));          // a side of 9: the tensor-core tiles
-  EXPECT_FALSE(pick(16384, 16, 16384));
-  EXPECT_FALSE(pick(16384, 4, 1023));           // K under 1024
-  EXPECT_FALSE(pick(8, 8, 1 << 20));            // small C over deep K: split-K's
-  EXPECT_TRUE(pick(2, 2 * 64, 4096, 2));        // the long side scales with the SMs
-  // 3 to 8 rows or columns from kSkinnyTcLongPerSm a SM.
+  const auto pick = [](int M, int N, int K, Op ta, Op tb, int sms = 132) {
+    return dmma::skinny_pick(M, N, K, ta, tb, sms);
+  };
+  constexpr Op n = Op::N, t = Op::T;
+  EXPECT_TRUE(pick(16384, 1, 16384, n, n));
+  EXPECT_TRUE(pick(1, 8448, 1024, n, n));
+  EXPECT_TRUE(pick(65536, 2, 32769, n, t));
+  EXPECT_TRUE(pick(2, 8448, 4096, t, n));       // TN at 1 or 2: the FMA forms
+  EXPECT_FALSE(pick(2, 8447, 16384, n, n));     // under 64 a SM of the long side
+  EXPECT_FALSE(pick(9, 16384, 16384, n, n));    // a side of 9: the tensor-core tiles
+  EXPECT_FALSE(pick(16384, 16, 16384, n, n));
+  EXPECT_FALSE(pick(16384, 4, 1023, n, n));     // K under 1024
+  EXPECT_FALSE(pick(8, 8, 1 << 20, n, n));      // small C over deep K: split-K's
+  EXPECT_TRUE(pick(2, 2 * 64, 4096, n, n, 2));  // the long side scales with the SMs
+  const int axpy = dmma::kSkinnyTcAxpyLongPerSm * 132, dot = dmma::kSkinnyTcDotLongPerSm * 132;
   for (int S : {3, 4, 5, 8}) {
-    EXPECT_TRUE(pick(S, tc, 1024)) << S;
-    EXPECT_TRUE(pick(tc, S, 4096)) << S;
-    EXPECT_FALSE(pick(S, tc - 1, 4096)) << S;
-    EXPECT_FALSE(pick(tc - 1, S, 16384)) << S;
-    EXPECT_FALSE(pick(S, tc, 1023)) << S;
+    // The axpy form: NT and TT for few rows, NN and NT for few columns.
+    for (const auto& [ta, tb] : {std::pair{n, t}, {t, t}}) {
+      EXPECT_TRUE(pick(S, axpy, 1024, ta, tb)) << S;
+      EXPECT_FALSE(pick(S, axpy - 1, 4096, ta, tb)) << S;
+      EXPECT_FALSE(pick(S, axpy, 1023, ta, tb)) << S;
+    }
+    for (const auto& [ta, tb] : {std::pair{n, n}, {n, t}}) {
+      EXPECT_TRUE(pick(axpy, S, 4096, ta, tb)) << S;
+      EXPECT_FALSE(pick(axpy - 1, S, 4096, ta, tb)) << S;
+    }
+    // The dot form with X along the short side: NN for few rows, TT for few columns.
+    EXPECT_TRUE(pick(S, dot, 2048, n, n)) << S;
+    EXPECT_FALSE(pick(S, dot - 1, 2048, n, n)) << S;
+    EXPECT_TRUE(pick(dot, S, 2048, t, t)) << S;
+    EXPECT_FALSE(pick(dot - 1, S, 2048, t, t)) << S;
+    EXPECT_FALSE(pick(S, dot, 1023, n, n)) << S;
+    // TN: both operands contiguous along k.
+    EXPECT_FALSE(pick(S, 1 << 20, 16384, t, n)) << S;
+    EXPECT_FALSE(pick(1 << 20, S, 16384, t, n)) << S;
   }
-  EXPECT_TRUE(pick(8, 16384, 16384));
-  EXPECT_TRUE(pick(16384, 8, 16384));
-  EXPECT_TRUE(pick(6, dmma::kSkinnyTcLongPerSm * 8, 4096, 8));
+  EXPECT_TRUE(pick(8, 16384, 16384, n, n));
+  EXPECT_TRUE(pick(16384, 8, 16384, n, n));
+  EXPECT_TRUE(pick(6, dmma::kSkinnyTcAxpyLongPerSm * 8, 4096, n, t, 8));
+  EXPECT_LT(dmma::kSkinnyTcAxpyLongPerSm, dmma::kSkinnyTcDotLongPerSm);
 }
 
 // The tensor-core forms take a pass of 3 to 8 rows or columns in either form, not the split dot form's 1 and 2; their
