@@ -23,6 +23,7 @@
 //
 // Measurements, and what limits it: docs/gemm-notes.md.
 // Run: build/bench/kbench run --suite gemm --variants dmma --sizes 1024,2048,4096
+#include "common/device_info.hpp"
 #include "common/dispatch.hpp"
 #include "common/per_device.hpp"
 #include "gemm/cp_async_pipeline.cuh"
@@ -231,6 +232,12 @@ dmma::Target read_target(int device) {
   int l2 = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&l2, cudaDevAttrL2CacheSize, device));
   t.l2_bytes = l2;
+  int mem_khz = 0, bus_bits = 0, sm_khz = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&mem_khz, cudaDevAttrMemoryClockRate, device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&bus_bits, cudaDevAttrGlobalMemoryBusWidth, device));
+  CUDA_CHECK(cudaDeviceGetAttribute(&sm_khz, cudaDevAttrClockRate, device));
+  if (sm_khz > 0 && t.sm_count > 0)
+    t.dram_bytes_per_sm_cycle = dram_bandwidth_gbs(mem_khz, bus_bits) * 1e9 / (sm_khz * 1e3 * t.sm_count);
   cudaFuncAttributes fa{};
   // The virtual architecture the code that runs here was compiled from (JIT from older PTX keeps it).
   CUDA_CHECK(cudaFuncGetAttributes(&fa, dmma_kernel<TileOf<dmma::split_k_shape(), 1, Instr::K4>>));

@@ -1004,7 +1004,7 @@ void run_skinny(const GemmArgs& a, ExecContext& ctx) {
 // dmma's configuration and can run, dmma otherwise.
 void run_rule(const GemmArgs& a, ExecContext& ctx) {
   const dmma::Target t = dmma::current_target();
-  if (dmma::skinny_pick(a.M, a.N, a.K, a.transa, a.transb, t.sm_count) || dmma::skinny_split_pick(a, t.sm_count)) return run_skinny(a, ctx);
+  if (dmma::skinny_pick(a.M, a.N, a.K, a.transa, a.transb, t) || dmma::skinny_split_pick(a, t.sm_count)) return run_skinny(a, ctx);
   const TileReadiness r = readiness();
   std::string why;
   const int pick = rule_pick(a, r, &why);

@@ -189,13 +189,17 @@ int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileC
   return pick;
 }
 
-bool skinny_pick(int M, int N, int K, Op transa, Op transb, int sm_count) {
+bool skinny_pick(int M, int N, int K, Op transa, Op transb, const Target& t) {
   const long long small = std::min(M, N), large = std::max(M, N);
-  if (small >= skinny::kTcMinS && transa == Op::T && transb == Op::N) return false;  // the dot form, X along k
-  const int per_sm = small < skinny::kTcMinS                   ? kSkinnyLongPerSm
-                     : skinny::dot_form(M, N, transa, transb) ? kSkinnyTcDotLongPerSm
-                                                                  : kSkinnyTcAxpyLongPerSm;
-  return small >= 1 && small <= kSkinnyMaxSide && large >= static_cast<long long>(per_sm) * sm_count &&
+  const bool dot = skinny::dot_form(M, N, transa, transb);
+  int per_sm = kSkinnyLongPerSm;
+  if (small >= skinny::kTcMinS && t.dram_bytes_per_sm_cycle >= kSkinnyTcBytesPerSmCycle) {
+    if (transa == Op::T && transb == Op::N) return false;  // the dot form with X along k: the tiles
+    per_sm = dot ? kSkinnyTcDotLongPerSm : kSkinnyTcAxpyLongPerSm;
+  } else if (small > kSkinnyNarrowSide) {
+    per_sm = dot ? kSkinnyDotLongPerSm : kSkinnyAxpyLongPerSm;
+  }
+  return small >= 1 && small <= kSkinnyMaxSide && large >= static_cast<long long>(per_sm) * t.sm_count &&
          K >= kSkinnyMinDepth;
 }
 

@@ -170,6 +170,9 @@ struct Target {
   // with them (an H100: 30 clusters of 4 for the one-block-per-SM tiles).
   std::array<int, kTmaTileCount> tma_cluster_slots{};
   long long l2_bytes = 0;  // the L2 cache (0: unknown, taken as none)
+  // What the device memory delivers per SM and SM clock at their peaks, bytes (0: unknown): 12.8 on an H100 SXM
+  // (3.35 TB/s, 132 SMs at 1980 MHz), 18.4 on an H200 (4.81 TB/s, a bus of 6016 bits).
+  double dram_bytes_per_sm_cycle = 0;
 };
 
 // The tile configuration for an M x N x K product (the "dmma" variant's rule). Each shape with a speed is
@@ -309,11 +312,14 @@ int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileC
 // least kSkinnyMinDepth (the stream of the large operand, not the launch and the write of C, is the time).
 // 1 or 2 rows or columns run its FP64 FMA forms, measured on an H100 at S x 16384 x 16384 (docs/gemm-notes.md, step
 // 29: 95.6-100.8% of cuBLAS in both forms against the 64 x 128 TMA tile's 82.8-94.0%), from kSkinnyLongPerSm a SM
-// (the kernels' blocks take 16 or 32 of it: two or more blocks per SM).
-// 3 to 8 run its tensor-core forms (skinny::tc_form; step 60), measured on an H200 against the 32-wide TMA tiles
-// (32 x 128, 128 x 32) in one process, S = 3, 4, 8, K = 8192 and 16384:
+// (the kernels' blocks take 16 or 32 of it: two or more blocks per SM). 3 to 8 run its tensor-core forms
+// (skinny::tc_form), with boundaries that depend on how fast the memory is for the SMs.
+//
+// Where it delivers at least kSkinnyTcBytesPerSmCycle a SM and clock (between the H100's 12.8 and the H200's 18.4),
+// the tensor-core forms' own boundaries, measured on an H200 against the 32-wide TMA tiles (32 x 128, 128 x 32) in
+// one process, S = 3, 4, 8, K = 8192 and 16384 (step 60):
 // - the axpy form (op(B) = B^T for few rows, op(A) = A for few columns) streams at the read ceiling (16384 x 8 x 16384
-//   at 4.45 TB/s) and led the tile at every long side from 2048 (15.5 a SM), by 1.9 to 18.1 points; at 1024 it ran
+//   at 4.44 TB/s) and led the tile at every long side from 2048 (15.5 a SM), by 1.9 to 18.1 points; at 1024 it ran
 //   86.2% where the rule's dmma ran 85.4%: it takes C from kSkinnyTcAxpyLongPerSm a SM;
 // - the dot form with the small operand contiguous along its short side (NN for few rows, TT for few columns) led
 //   from 4096 (31 a SM) in every cell, by 1.0 to 22.5 points, and tied or trailed at 3200 (24 a SM, 0.4 and 3.0
@@ -321,12 +327,23 @@ int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileC
 // - the dot form with both operands contiguous along k (TN) trailed the tile at every long side measured (3200 x 8 x
 //   8192 82.5% against 98.6%, 16384 x 8 x 16384 90.3% against 97.5%: its loads of the small operand take four
 //   sectors a lane), so the rule leaves it to the tiles.
+// Elsewhere (an H100) the boundaries measured there with the FMA forms, which the tensor-core forms have not been
+// measured against (step 50's tensor-core dot form tied the FMA form on an H100): 3 and 4 from kSkinnyLongPerSm; 5 to
+// 8 (the FMA kernels' 8-wide instantiation) where the 32-wide TMA tiles do not beat it (step 50, S x L x K on an
+// H100): in the dot form at L = 16384 the tile led by 2.4-4.4 points (8 x 16384^2: 100.4% against 96.0%), at 32768 by
+// 2.3 and at 8448 by 14-16, while at L = 65536 the skinny kernel led by 0.5-1.5, so the dot form needs
+// kSkinnyDotLongPerSm; the axpy form tied the tile at L = 16384 (within 1.4 points either way), led by 3.7-3.8 at
+// 65536 and trailed by 9-11 at 8448, so it needs kSkinnyAxpyLongPerSm (between the measured 64 and 124 a SM).
 constexpr int kSkinnyMaxSide = 8;
 constexpr int kSkinnyLongPerSm = 64;
 constexpr int kSkinnyMinDepth = 1024;
+constexpr double kSkinnyTcBytesPerSmCycle = 15.0;
 constexpr int kSkinnyTcAxpyLongPerSm = 12;
 constexpr int kSkinnyTcDotLongPerSm = 32;
-bool skinny_pick(int M, int N, int K, Op transa, Op transb, int sm_count);
+constexpr int kSkinnyNarrowSide = 4;
+constexpr int kSkinnyDotLongPerSm = 256;
+constexpr int kSkinnyAxpyLongPerSm = 96;
+bool skinny_pick(int M, int N, int K, Op transa, Op transb, const Target& t);
 
 // The skinny kernel's split dot form (skinny::split_form: C of 1 or 2 rows or columns, the large operand contiguous
 // along k with its columns 16-byte aligned, the small one's loads coalesced) streams the large operand at about the

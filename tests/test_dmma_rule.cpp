@@ -383,10 +383,12 @@ TEST(DmmaRule, ReadsThisGpu) {
   KS_REQUIRE_GPU();
   if (test::current_cc() < 80) GTEST_SKIP() << "dmma needs compute capability 8.0";
   const dmma::Target t = dmma::current_target();
-  std::printf("target: %d SMs, compute_%d; resident blocks per SM:", t.sm_count, t.code_arch);
+  std::printf("target: %d SMs, compute_%d, %.1f bytes of memory a SM and clock; resident blocks per SM:", t.sm_count,
+              t.code_arch, t.dram_bytes_per_sm_cycle);
   for (int s = 0; s < dmma::kShapeCount; ++s) std::printf(" %s %d", dmma::shape_name(s).c_str(), t.blocks_per_sm[s]);
   std::printf("\n");
   EXPECT_GT(t.sm_count, 0);
+  EXPECT_GT(t.dram_bytes_per_sm_cycle, 1.0);  // the skinny rule's boundaries depend on it
   // 74 KiB and 106 KiB of shared memory fit every CC 8.x/9.x GPU.
   EXPECT_GE(t.blocks_per_sm[dmma::shape_index(64, 64, 16)], 1);
   EXPECT_GE(t.blocks_per_sm[dmma::shape_index(128, 64, 16)], 1);
@@ -441,51 +443,79 @@ TEST(SkinnyForm, NamesEveryElementOfTheOperandsAndC) {
 }
 
 // dmma_tma's rule sends C of at most 8 rows or columns to the skinny kernel where K is at least 1024 and the other
-// side gives every SM 64 of it (1 or 2 rows or columns, the FMA forms), or, for 3 to 8 (the tensor-core forms),
-// kSkinnyTcAxpyLongPerSm in the axpy form and kSkinnyTcDotLongPerSm in the dot form with the small operand contiguous
-// along its short side (NN for few rows, TT for few columns); TN (the dot form with both operands contiguous along k)
-// keeps the tensor-core rule from 3 up, as does everything else.
+// side gives every SM enough of it: 64 for 1 or 2 rows or columns; for 3 to 8, where the memory delivers at least
+// kSkinnyTcBytesPerSmCycle per SM and clock (an H200), kSkinnyTcAxpyLongPerSm in the axpy form and
+// kSkinnyTcDotLongPerSm in the dot form with the small operand along its short side (NN for few rows, TT for few
+// columns), TN (both along k) never; elsewhere (an H100, an unknown memory) 64 for 3 and 4, and for 5 to 8 256 in
+// the dot form and 96 in the axpy form. Everything else keeps the tensor-core rule.
 TEST(SkinnyRule, ThinCWithALongSideAndDeepK) {
-  const auto pick = [](int M, int N, int K, Op ta, Op tb, int sms = 132) {
-    return dmma::skinny_pick(M, N, K, ta, tb, sms);
+  dmma::Target h100, h200, unknown;
+  h100.sm_count = h200.sm_count = unknown.sm_count = 132;
+  h100.dram_bytes_per_sm_cycle = 2.0 * 2619e3 * 640 / (1980e3 * 132);  // 3.35 TB/s, 132 SMs at 1980 MHz
+  h200.dram_bytes_per_sm_cycle = 2.0 * 3201e3 * 752 / (1980e3 * 132);  // 4.81 TB/s (a bus of 6016 bits)
+  EXPECT_NEAR(h100.dram_bytes_per_sm_cycle, 12.8, 0.1);
+  EXPECT_NEAR(h200.dram_bytes_per_sm_cycle, 18.4, 0.1);
+  const auto pick = [](int M, int N, int K, Op ta, Op tb, const dmma::Target& t) {
+    return dmma::skinny_pick(M, N, K, ta, tb, t);
   };
   constexpr Op n = Op::N, t = Op::T;
-  EXPECT_TRUE(pick(16384, 1, 16384, n, n));
-  EXPECT_TRUE(pick(1, 8448, 1024, n, n));
-  EXPECT_TRUE(pick(65536, 2, 32769, n, t));
-  EXPECT_TRUE(pick(2, 8448, 4096, t, n));       // TN at 1 or 2: the FMA forms
-  EXPECT_FALSE(pick(2, 8447, 16384, n, n));     // under 64 a SM of the long side
-  EXPECT_FALSE(pick(9, 16384, 16384, n, n));    // a side of 9: the tensor-core tiles
-  EXPECT_FALSE(pick(16384, 16, 16384, n, n));
-  EXPECT_FALSE(pick(16384, 4, 1023, n, n));     // K under 1024
-  EXPECT_FALSE(pick(8, 8, 1 << 20, n, n));      // small C over deep K: split-K's
-  EXPECT_TRUE(pick(2, 2 * 64, 4096, n, n, 2));  // the long side scales with the SMs
+  for (const dmma::Target* g : {&h100, &h200, &unknown}) {
+    EXPECT_TRUE(pick(16384, 1, 16384, n, n, *g));
+    EXPECT_TRUE(pick(1, 8448, 1024, n, n, *g));
+    EXPECT_TRUE(pick(65536, 2, 32769, n, t, *g));
+    EXPECT_TRUE(pick(2, 8448, 4096, t, n, *g));     // TN at 1 or 2: the FMA forms
+    EXPECT_FALSE(pick(2, 8447, 16384, n, n, *g));   // under 64 a SM of the long side
+    EXPECT_FALSE(pick(9, 16384, 16384, n, n, *g));  // a side of 9: the tensor-core tiles
+    EXPECT_FALSE(pick(16384, 16, 16384, n, n, *g));
+    EXPECT_FALSE(pick(16384, 4, 1023, n, n, *g));   // K under 1024
+    EXPECT_FALSE(pick(8, 8, 1 << 20, n, n, *g));    // small C over deep K: split-K's
+  }
+  dmma::Target two = h100;
+  two.sm_count = 2;
+  EXPECT_TRUE(pick(2, 2 * 64, 4096, n, n, two));  // the long side scales with the SMs
+  // Fast memory, 3 to 8 rows or columns: the tensor-core forms' boundaries.
   const int axpy = dmma::kSkinnyTcAxpyLongPerSm * 132, dot = dmma::kSkinnyTcDotLongPerSm * 132;
   for (int S : {3, 4, 5, 8}) {
     // The axpy form: NT and TT for few rows, NN and NT for few columns.
     for (const auto& [ta, tb] : {std::pair{n, t}, {t, t}}) {
-      EXPECT_TRUE(pick(S, axpy, 1024, ta, tb)) << S;
-      EXPECT_FALSE(pick(S, axpy - 1, 4096, ta, tb)) << S;
-      EXPECT_FALSE(pick(S, axpy, 1023, ta, tb)) << S;
+      EXPECT_TRUE(pick(S, axpy, 1024, ta, tb, h200)) << S;
+      EXPECT_FALSE(pick(S, axpy - 1, 4096, ta, tb, h200)) << S;
+      EXPECT_FALSE(pick(S, axpy, 1023, ta, tb, h200)) << S;
     }
     for (const auto& [ta, tb] : {std::pair{n, n}, {n, t}}) {
-      EXPECT_TRUE(pick(axpy, S, 4096, ta, tb)) << S;
-      EXPECT_FALSE(pick(axpy - 1, S, 4096, ta, tb)) << S;
+      EXPECT_TRUE(pick(axpy, S, 4096, ta, tb, h200)) << S;
+      EXPECT_FALSE(pick(axpy - 1, S, 4096, ta, tb, h200)) << S;
     }
     // The dot form with X along the short side: NN for few rows, TT for few columns.
-    EXPECT_TRUE(pick(S, dot, 2048, n, n)) << S;
-    EXPECT_FALSE(pick(S, dot - 1, 2048, n, n)) << S;
-    EXPECT_TRUE(pick(dot, S, 2048, t, t)) << S;
-    EXPECT_FALSE(pick(dot - 1, S, 2048, t, t)) << S;
-    EXPECT_FALSE(pick(S, dot, 1023, n, n)) << S;
+    EXPECT_TRUE(pick(S, dot, 2048, n, n, h200)) << S;
+    EXPECT_FALSE(pick(S, dot - 1, 2048, n, n, h200)) << S;
+    EXPECT_TRUE(pick(dot, S, 2048, t, t, h200)) << S;
+    EXPECT_FALSE(pick(dot - 1, S, 2048, t, t, h200)) << S;
+    EXPECT_FALSE(pick(S, dot, 1023, n, n, h200)) << S;
     // TN: both operands contiguous along k.
-    EXPECT_FALSE(pick(S, 1 << 20, 16384, t, n)) << S;
-    EXPECT_FALSE(pick(1 << 20, S, 16384, t, n)) << S;
+    EXPECT_FALSE(pick(S, 1 << 20, 16384, t, n, h200)) << S;
+    EXPECT_FALSE(pick(1 << 20, S, 16384, t, n, h200)) << S;
   }
-  EXPECT_TRUE(pick(8, 16384, 16384, n, n));
-  EXPECT_TRUE(pick(16384, 8, 16384, n, n));
-  EXPECT_TRUE(pick(6, dmma::kSkinnyTcAxpyLongPerSm * 8, 4096, n, t, 8));
+  EXPECT_TRUE(pick(8, 16384, 16384, n, n, h200));
+  EXPECT_TRUE(pick(16384, 8, 16384, n, n, h200));
   EXPECT_LT(dmma::kSkinnyTcAxpyLongPerSm, dmma::kSkinnyTcDotLongPerSm);
+  // Elsewhere: 3 and 4 from 64 a SM in either form; 5 to 8 from 256 in the dot form and 96 in the axpy form.
+  for (const dmma::Target* g : {&h100, &unknown}) {
+    EXPECT_TRUE(pick(65536, 4, 32769, n, t, *g));
+    EXPECT_TRUE(pick(4, 8448, 4096, n, n, *g));
+    EXPECT_TRUE(pick(3, 8448, 4096, t, n, *g));
+    EXPECT_FALSE(pick(4, 8447, 4096, n, n, *g));
+    EXPECT_FALSE(pick(8, 16384, 16384, n, n, *g));   // the dot form under 256 a SM
+    EXPECT_FALSE(pick(16384, 8, 16384, t, t, *g));
+    EXPECT_FALSE(pick(5, 33791, 4096, t, n, *g));
+    EXPECT_TRUE(pick(5, 33792, 4096, t, n, *g));
+    EXPECT_TRUE(pick(33792, 8, 4096, t, n, *g));
+    EXPECT_TRUE(pick(16384, 8, 16384, n, n, *g));    // the axpy form from 96 a SM
+    EXPECT_TRUE(pick(8, 16384, 16384, t, t, *g));
+    EXPECT_TRUE(pick(7, 12672, 2048, n, t, *g));
+    EXPECT_FALSE(pick(7, 12671, 2048, n, t, *g));
+    EXPECT_FALSE(pick(8448, 6, 4096, n, n, *g));
+  }
 }
 
 // The tensor-core forms take a pass of 3 to 8 rows or columns in either form, not the split dot form's 1 and 2; their

@@ -316,19 +316,22 @@ bool expect_skinny_path(const GemmShape& shape, std::map<std::string, std::strin
 // a side of 1 to 8 (3 to 8 in the tensor-core forms, with K split across blocks where L is short; 1 and 2 also in the
 // split dot form, and in the FMA dot form where the large operand's leading dimension is odd), K tails of every chunk
 // size, an odd lda of 1, padded leading dimensions, beta != 0 and beta == 0 over a poisoned C; twice per product on
-// one context. TN with 3 to 8 (the dot form with both operands along k) keeps the tensor-core rule.
+// one context. Where the memory is fast for the SMs (an H200), TN with 3 to 8 (the dot form with both operands along
+// k) keeps the tensor-core rule.
 TEST(DmmaTmaSkinny, ThinCRunsTheSkinnyKernel) {
   KS_REQUIRE_GPU();
   KS_VARIANT_OR_SKIP(v, "dmma_tma");
   const int sms = dmma::current_target().sm_count;
-  const int L = dmma::kSkinnyLongPerSm * sms + 37, W = dmma::kSkinnyTcDotLongPerSm * sms + 37;
+  const dmma::Target target = dmma::current_target();
+  const bool fast = target.dram_bytes_per_sm_cycle >= dmma::kSkinnyTcBytesPerSmCycle;
+  const int L = dmma::kSkinnyLongPerSm * sms + 37, W = dmma::kSkinnyDotLongPerSm * sms + 37;  // past every boundary
   const std::tuple<GemmShape, double> cases[] = {
       {{3, L, 1025, 5, 1027, 4}, 0.5}, {{W, 8, 1100, W + 2, 1101, W + 1}, 0.0}, {{1, L, 2048}, 0.0},
       {{L, 1, 1500}, -1.0},           {{8, W, 1031}, 0.0},                      {{W, 5, 1057}, 0.25},
       // 5 to 8 rows or columns with even leading dimensions (those above are odd), K a multiple of 16 or odd; 4 and 5
-      // at the boundary, where the axpy form splits K (its groups of C too few for the blocks that fit).
+      // with K a multiple of neither chunk and of both.
       {{6, W, 1040}, 0.0},            {{7, W, 1031, 7, 1032, 7}, -0.5},         {{W, 8, 2050}, 1.0},
-      {{4, W, 4103}, 0.5},            {{W, 5, 8192}, 0.0},
+      {{4, L, 4103}, 0.5},            {{W, 5, 8192}, 0.0},
       // 1 and 2 rows or columns in the split dot form (even leading dimensions of the large operand; K tails, odd
       // and even), and 1 row where its leading dimension is odd (the dot form).
       {{1, L, 2051, 1, 2052, 1}, 0.5}, {{2, L, 1030, 2, 1032, 2}, 0.0},        {{L, 2, 1030, L + 2, 1032, L}, -1.0},
@@ -338,8 +341,9 @@ TEST(DmmaTmaSkinny, ThinCRunsTheSkinnyKernel) {
   for (const auto& [base, beta] : cases)
     for (int o = 0; o < 4; ++o) {
       const GemmShape shape = base.with_ops(ops_of(o).a, ops_of(o).b);
-      const bool tn = shape.transa == Op::T && shape.transb == Op::N, skinny = std::min(shape.M, shape.N) <= 2 || !tn;
-      ASSERT_EQ(dmma::skinny_pick(shape.M, shape.N, shape.K, shape.transa, shape.transb, sms), skinny) << shape.str();
+      const bool tn = shape.transa == Op::T && shape.transb == Op::N;
+      const bool skinny = std::min(shape.M, shape.N) <= 2 || !tn || !fast;
+      ASSERT_EQ(dmma::skinny_pick(shape.M, shape.N, shape.K, shape.transa, shape.transb, target), skinny) << shape.str();
       auto notes = expect_repeated_runs(*v, make_problem(shape, -1.5, beta, choose_seed()), 2);
       if (skinny)
         split += expect_skinny_path(shape, notes);
@@ -363,7 +367,8 @@ TEST(DmmaTmaSkinny, SplitDotFormUnderTheSkinnyBoundary) {
   for (const GemmShape& base : {GemmShape{1, L, 2051, 1, 2052, 1}, GemmShape{L, 2, 1030, L + 2, 1032, L}})
     for (int o = 0; o < 4; ++o) {
       const GemmShape shape = base.with_ops(ops_of(o).a, ops_of(o).b);
-      ASSERT_FALSE(dmma::skinny_pick(shape.M, shape.N, shape.K, shape.transa, shape.transb, sms)) << shape.str();
+      ASSERT_FALSE(dmma::skinny_pick(shape.M, shape.N, shape.K, shape.transa, shape.transb, dmma::current_target()))
+          << shape.str();
       const auto notes = expect_repeated_runs(*v, make_problem(shape, 0.75, o % 2 ? 0.0 : -0.5, choose_seed()), 2);
       const std::string path = notes.count("dmma_tma_path") ? notes.at("dmma_tma_path") : "";
       if (path.rfind("skinny", 0) == 0) {
@@ -375,28 +380,31 @@ TEST(DmmaTmaSkinny, SplitDotFormUnderTheSkinnyBoundary) {
   EXPECT_EQ(split, 3) << "products in the split dot form (1 row: NN, TN; 2 columns: TN)";
 }
 
-// C of 3 to 8 rows or columns with a long side just under the tensor-core forms' boundary (the axpy form's or the dot
-// form's, as the ops make it) keeps the tensor-core rule (a TMA tile, split-K where the tiles are few, or dmma); each
-// checked against the reference in every op combination.
+// Where the memory is fast for the SMs, C of 3 to 8 rows or columns with a long side just under the tensor-core forms'
+// boundary (the axpy form's or the dot form's, as the ops make it) keeps the tensor-core rule (a TMA tile, split-K
+// where the tiles are few, or dmma); each checked against the reference in every op combination.
 TEST(DmmaTmaSkinny, UnderTheTensorCoreFormsBoundaryTheTileRuleRuns) {
   KS_REQUIRE_GPU();
   KS_VARIANT_OR_SKIP(v, "dmma_tma");
   if (test::current_cc() != 90) GTEST_SKIP() << "the TMA kernels run on compute capability 9.0";
-  const int sms = dmma::current_target().sm_count;
+  const dmma::Target target = dmma::current_target();
+  if (target.dram_bytes_per_sm_cycle < dmma::kSkinnyTcBytesPerSmCycle)
+    GTEST_SKIP() << "the tensor-core forms' boundaries are the fast-memory rule's";
+  const int sms = target.sm_count;
   for (const bool rows : {true, false})
     for (int o = 0; o < 4; ++o) {
       const Op ta = ops_of(o).a, tb = ops_of(o).b;
       const int per_sm = dmma::kSkinnyTcAxpyLongPerSm;  // under both boundaries
       const int L = per_sm * sms - 1, K = rows ? 1040 : 1031;
       const GemmShape shape = rows ? GemmShape{8, L, K, 0, 0, 0, ta, tb} : GemmShape{L, 6, K, L + 3, 1032, L + 1, ta, tb};
-      ASSERT_FALSE(dmma::skinny_pick(shape.M, shape.N, shape.K, ta, tb, sms)) << shape.str();
+      ASSERT_FALSE(dmma::skinny_pick(shape.M, shape.N, shape.K, ta, tb, target)) << shape.str();
       auto notes = expect_repeated_runs(*v, make_problem(shape, 1.0, 0.5, choose_seed()), 2);
       EXPECT_NE(notes["dmma_tma_path"].rfind("skinny", 0), 0u) << shape.str() << ": " << notes["dmma_tma_path"];
       // The dot form (NN for few rows, TT for few columns) also just under its own boundary.
       if (skinny::dot_form(shape.M, shape.N, ta, tb) && !(ta == Op::T && tb == Op::N)) {
         const int D = dmma::kSkinnyTcDotLongPerSm * sms - 1;
         const GemmShape at = rows ? GemmShape{8, D, K, 0, 0, 0, ta, tb} : GemmShape{D, 6, K, D + 3, 1032, D + 1, ta, tb};
-        ASSERT_FALSE(dmma::skinny_pick(at.M, at.N, at.K, ta, tb, sms)) << at.str();
+        ASSERT_FALSE(dmma::skinny_pick(at.M, at.N, at.K, ta, tb, target)) << at.str();
         auto dn = expect_repeated_runs(*v, make_problem(at, 1.0, 0.5, choose_seed()), 2);
         EXPECT_NE(dn["dmma_tma_path"].rfind("skinny", 0), 0u) << at.str() << ": " << dn["dmma_tma_path"];
       }
