@@ -353,6 +353,17 @@ __device__ __forceinline__ void tc_combine(int parts, int grp, int part, double*
   }
 }
 
+// A warp's chunks of a part, first, first + STEP, ... below end: each loaded one chunk ahead of its compute (the
+// other warps of the SM hide the rest of the latency).
+template <int STEP, class Load, class Compute>
+__device__ __forceinline__ void tc_stream(int first, int end, Load&& load, Compute&& compute) {
+  if (first < end) load(first);
+  for (int ch = first; ch < end; ch += STEP) {
+    compute();
+    if (ch + STEP < end) load(ch + STEP);
+  }
+}
+
 // Dot form: a block's warps take alternate chunks of 32 k of the same 16 columns l0 .. l0 + 15 (each column read in
 // runs of kTcDotWarps x 256 bytes); lane 4 g + t loads k0 + 8 t .. 8 t + 7 of columns l0 + g and l0 + g + 8 (four
 // 16-byte loads each where Y's columns are 16-byte aligned) and the same k of X's row g from global memory (cached;
@@ -412,12 +423,7 @@ __global__ void __launch_bounds__(32 * kTcDotWarps, 2)
         tc_mma(c, a, b);
       }
     };
-    const int first = part * per + warp;
-    if (first < c1) load(first);
-    for (int ch = first; ch < c1; ch += W) {
-      compute();
-      if (ch + W < c1) load(ch + W);
-    }
+    tc_stream<W>(part * per + warp, c1, load, compute);
     // c[r] = out(2 t + r % 2, l0 + g + 8 (r / 2)); the warps' sums in warp order, entry e = 8 lc + s.
 #pragma unroll
     for (int r = 0; r < 4; ++r) red[warp][(g + 8 * (r / 2)) * 8 + 2 * t + r % 2] = c[r];
@@ -484,12 +490,7 @@ __global__ void __launch_bounds__(32 * kTcAxWarps, 4)
         tc_mma(c[lg], a, x);
       }
     };
-    const int first = part * per + warp;
-    if (first < c1) load(first);
-    for (int ch = first; ch < c1; ch += W) {
-      compute();
-      if (ch + W < c1) load(ch + W);
-    }
+    tc_stream<W>(part * per + warp, c1, load, compute);
     // c[lg][r] = out(2 t + r % 2, l0 + 16 lg + 2 g + r / 2); the warps' sums in warp order, entry e = row e % ROWS
     // of column e / ROWS (consecutive threads, consecutive l).
 #pragma unroll
