@@ -203,6 +203,13 @@ bool skinny_pick(int M, int N, int K, Op transa, Op transb, const Target& t) {
          K >= kSkinnyMinDepth;
 }
 
+bool skinny_if_no_tile(int M, int N, int K, Op transa, Op transb, const Target& t) {
+  const long long small = std::min(M, N), large = std::max(M, N);
+  return small >= skinny::kTcMinS && small <= kSkinnyMaxSide && transa == Op::T && transb == Op::N &&
+         t.dram_bytes_per_sm_cycle >= kSkinnyTcBytesPerSmCycle &&
+         large >= static_cast<long long>(kSkinnyTcDotLongPerSm) * t.sm_count && K >= kSkinnyMinDepth;
+}
+
 bool skinny_split_pick(const GemmArgs& a, int sm_count) {
   const skinny::Form f = skinny::canonical(a);
   return skinny::split_form(f) && f.L >= static_cast<long long>(kSkinnySplitLongPerSm) * sm_count &&

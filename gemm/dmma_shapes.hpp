@@ -344,6 +344,11 @@ constexpr int kSkinnyNarrowSide = 4;
 constexpr int kSkinnyDotLongPerSm = 256;
 constexpr int kSkinnyAxpyLongPerSm = 96;
 bool skinny_pick(int M, int N, int K, Op transa, Op transb, const Target& t);
+// Where skinny_pick leaves C of 3 to 8 rows or columns in TN to the tiles (fast memory, a long side past the dot
+// form's boundary), whether the skinny kernel runs it all the same when no TMA tile would (the TMA rule's dmma, with
+// an operand of odd leading dimension to copy: 12345 x 6 x 8191 TN ran 61.0% of cuBLAS there and 130.8% on the
+// skinny kernel, step 60).
+bool skinny_if_no_tile(int M, int N, int K, Op transa, Op transb, const Target& t);
 
 // The skinny kernel's split dot form (skinny::split_form: C of 1 or 2 rows or columns, the large operand contiguous
 // along k with its columns 16-byte aligned, the small one's loads coalesced) streams the large operand at about the

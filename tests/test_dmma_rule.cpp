@@ -492,10 +492,19 @@ TEST(SkinnyRule, ThinCWithALongSideAndDeepK) {
     EXPECT_TRUE(pick(dot, S, 2048, t, t, h200)) << S;
     EXPECT_FALSE(pick(dot - 1, S, 2048, t, t, h200)) << S;
     EXPECT_FALSE(pick(S, dot, 1023, n, n, h200)) << S;
-    // TN: both operands contiguous along k.
+    // TN: both operands contiguous along k; the skinny kernel only where no TMA tile would run, past the dot form's
+    // boundary.
     EXPECT_FALSE(pick(S, 1 << 20, 16384, t, n, h200)) << S;
     EXPECT_FALSE(pick(1 << 20, S, 16384, t, n, h200)) << S;
+    EXPECT_TRUE(dmma::skinny_if_no_tile(S, dot, 1024, t, n, h200)) << S;
+    EXPECT_TRUE(dmma::skinny_if_no_tile(dot, S, 1024, t, n, h200)) << S;
+    EXPECT_FALSE(dmma::skinny_if_no_tile(S, dot - 1, 1024, t, n, h200)) << S;
+    EXPECT_FALSE(dmma::skinny_if_no_tile(S, dot, 1023, t, n, h200)) << S;
+    EXPECT_FALSE(dmma::skinny_if_no_tile(S, dot, 1024, t, n, h100)) << S;
+    EXPECT_FALSE(dmma::skinny_if_no_tile(S, dot, 1024, n, n, h200)) << S;  // skinny_pick's
   }
+  EXPECT_FALSE(dmma::skinny_if_no_tile(2, 1 << 20, 4096, t, n, h200));  // 1 and 2: skinny_pick's
+  EXPECT_FALSE(dmma::skinny_if_no_tile(9, 1 << 20, 4096, t, n, h200));
   EXPECT_TRUE(pick(8, 16384, 16384, n, n, h200));
   EXPECT_TRUE(pick(16384, 8, 16384, n, n, h200));
   EXPECT_LT(dmma::kSkinnyTcAxpyLongPerSm, dmma::kSkinnyTcDotLongPerSm);
