@@ -325,8 +325,8 @@ int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileC
 //   from 4096 (31 a SM) in every cell, by 1.0 to 22.5 points, and tied or trailed at 3200 (24 a SM, 0.4 and 3.0
 //   points behind): from kSkinnyTcDotLongPerSm;
 // - the dot form with both operands contiguous along k (TN) trailed the tile at every long side measured (3200 x 8 x
-//   8192 82.5% against 98.6%, 16384 x 8 x 16384 90.3% against 97.5%: its loads of the small operand take four
-//   sectors a lane), so the rule leaves it to the tiles.
+//   8192 82.5% against 98.6%, 16384 x 8 x 16384 90.3% against 97.5%: each warp-load of the small operand touches
+//   32 sectors for 256 bytes), so the rule leaves it to the tiles.
 // Elsewhere (an H100) the boundaries measured there with the FMA forms, which the tensor-core forms have not been
 // measured against (step 50's tensor-core dot form tied the FMA form on an H100): 3 and 4 from kSkinnyLongPerSm; 5 to
 // 8 (the FMA kernels' 8-wide instantiation) where the 32-wide TMA tiles do not beat it (step 50, S x L x K on an
@@ -359,7 +359,6 @@ bool skinny_if_no_tile(int M, int N, int K, Op transa, Op transb, const Target& 
 // kSkinnyMinDepth.
 constexpr int kSkinnySplitLongPerSm = 7;
 bool skinny_split_pick(const GemmArgs& a, int sm_count);
-
 
 // Whether dmma_tma's rule would run a TMA tile for `a` on the current device (false: it would run dmma's
 // configuration), for callers that route between dmma_tma and another library (the drop-in, dropin/).

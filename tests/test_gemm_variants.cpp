@@ -313,16 +313,16 @@ bool expect_skinny_path(const GemmShape& shape, std::map<std::string, std::strin
 
 // dmma_tma on C of at most 8 rows or columns runs the skinny kernel (the rule, gemm/dmma_shapes.hpp): both of its
 // forms (dot: the large operand contiguous along k; axpy: along the long side of C) in all four op combinations,
-// a side of 1 to 8 (3 to 8 in the tensor-core forms, with K split across blocks where L is short; 1 and 2 also in the
-// split dot form, and in the FMA dot form where the large operand's leading dimension is odd), K tails of every chunk
-// size, an odd lda of 1, padded leading dimensions, beta != 0 and beta == 0 over a poisoned C; twice per product on
-// one context. Where the memory is fast for the SMs (an H200), TN with 3 to 8 (the dot form with both operands along
-// k) runs a TMA tile, or the skinny kernel where none would run (an operand with an odd leading dimension to copy).
+// a side of 1 to 8 (3 to 8 in the tensor-core forms; 1 and 2 also in the split dot form, and in the FMA dot form
+// where the large operand's leading dimension is odd), K tails of every chunk size, an odd lda of 1, padded leading
+// dimensions, beta != 0 and beta == 0 over a poisoned C; twice per product on one context. Where the memory is fast
+// for the SMs (an H200), TN with 3 to 8 (the dot form with both operands along k) runs a TMA tile, or the skinny
+// kernel where none would run (an operand with an odd leading dimension to copy).
 TEST(DmmaTmaSkinny, ThinCRunsTheSkinnyKernel) {
   KS_REQUIRE_GPU();
   KS_VARIANT_OR_SKIP(v, "dmma_tma");
-  const int sms = dmma::current_target().sm_count;
   const dmma::Target target = dmma::current_target();
+  const int sms = target.sm_count;
   const bool fast = target.dram_bytes_per_sm_cycle >= dmma::kSkinnyTcBytesPerSmCycle;
   const int L = dmma::kSkinnyLongPerSm * sms + 37, W = dmma::kSkinnyDotLongPerSm * sms + 37;  // past every boundary
   const std::tuple<GemmShape, double> cases[] = {
