@@ -639,10 +639,10 @@ void launch(const GemmArgs& a, ExecContext& ctx) {
 namespace {
 
 KS_GEMM_VARIANT({.info = {.name = "skinny",
-                          .summary = "the large operand streamed once (dmma_tma's route for C of at most 8 rows or columns): "
-                                     "FP64 tensor cores for 3 to 8, FP64 FMA otherwise; dot (split along k for 1 or "
-                                     "2) or axpy form as op, C's orientation and the layout make it; any shape, in "
-                                     "passes of 16 rows or columns",
+                          .summary = "the large operand streamed once (dmma_tma's route for C of at most 8 rows or "
+                                     "columns): FP64 tensor cores for 3 to 8, FP64 FMA otherwise; dot (split along k "
+                                     "for 1 or 2) or axpy form as op, C's orientation and the layout make it; any "
+                                     "shape, in passes of 16 rows or columns",
                           .min_cc = pipeline::kCpAsyncCc,
                           .tuning = true},
                  .launch = launch,
