@@ -189,31 +189,39 @@ int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileC
   return pick;
 }
 
+namespace {
+// C of 3 to 8 rows or columns where the memory is fast for the SMs: the tensor-core forms' boundaries (skinny_pick).
+bool tc_boundaries(long long small, const Target& t) {
+  return small >= skinny::kTcMinS && small <= kSkinnyMaxSide && t.dram_bytes_per_sm_cycle >= kSkinnyTcBytesPerSmCycle;
+}
+// Whether the long side gives every SM per_sm of it and K is deep enough for the skinny kernel.
+bool long_and_deep(long long large, int per_sm, int K, int sm_count) {
+  return large >= static_cast<long long>(per_sm) * sm_count && K >= kSkinnyMinDepth;
+}
+}  // namespace
+
 bool skinny_pick(int M, int N, int K, Op transa, Op transb, const Target& t) {
   const long long small = std::min(M, N), large = std::max(M, N);
+  if (small < 1 || small > kSkinnyMaxSide) return false;
   const bool dot = skinny::dot_form(M, N, transa, transb);
   int per_sm = kSkinnyLongPerSm;
-  if (small >= skinny::kTcMinS && t.dram_bytes_per_sm_cycle >= kSkinnyTcBytesPerSmCycle) {
+  if (tc_boundaries(small, t)) {
     if (transa == Op::T && transb == Op::N) return false;  // the dot form with X along k: the tiles
     per_sm = dot ? kSkinnyTcDotLongPerSm : kSkinnyTcAxpyLongPerSm;
   } else if (small > kSkinnyNarrowSide) {
     per_sm = dot ? kSkinnyDotLongPerSm : kSkinnyAxpyLongPerSm;
   }
-  return small >= 1 && small <= kSkinnyMaxSide && large >= static_cast<long long>(per_sm) * t.sm_count &&
-         K >= kSkinnyMinDepth;
+  return long_and_deep(large, per_sm, K, t.sm_count);
 }
 
 bool skinny_if_no_tile(int M, int N, int K, Op transa, Op transb, const Target& t) {
-  const long long small = std::min(M, N), large = std::max(M, N);
-  return small >= skinny::kTcMinS && small <= kSkinnyMaxSide && transa == Op::T && transb == Op::N &&
-         t.dram_bytes_per_sm_cycle >= kSkinnyTcBytesPerSmCycle &&
-         large >= static_cast<long long>(kSkinnyTcDotLongPerSm) * t.sm_count && K >= kSkinnyMinDepth;
+  return tc_boundaries(std::min(M, N), t) && transa == Op::T && transb == Op::N &&
+         long_and_deep(std::max(M, N), kSkinnyTcDotLongPerSm, K, t.sm_count);
 }
 
 bool skinny_split_pick(const GemmArgs& a, int sm_count) {
   const skinny::Form f = skinny::canonical(a);
-  return skinny::split_form(f) && f.L >= static_cast<long long>(kSkinnySplitLongPerSm) * sm_count &&
-         a.K >= kSkinnyMinDepth;
+  return skinny::split_form(f) && long_and_deep(f.L, kSkinnySplitLongPerSm, a.K, sm_count);
 }
 
 std::string to_string(const Config& c) {
