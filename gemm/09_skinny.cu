@@ -4,7 +4,8 @@
 // the tuning variant `skinny` runs it on any shape. 1 and 2 rows or columns, and 9 to 16 (a pass of a wider C), run
 // on the FP64 FMA units (the dot, split dot and axpy forms below); 3 to 8 on the FP64 tensor cores (the tensor-core
 // forms, further down), one 16 x 8 x 16 product for 16 elements of Y by 8 of C's short side, where the FMA forms'
-// S FMAs per element of Y were more instructions than the loads could hide (docs/gemm-notes.md, step 60).
+// S FMAs per element of Y were more instructions than the loads could hide (docs/gemm-notes.md, step 60); on Hopper
+// the tensor-core dot form brings Y into shared memory by bulk copies (step 61).
 //
 // Both kernels read Y, the large operand, exactly once, with streaming loads (evict-first: X, read once per
 // block, stays in L2), one chunk of k ahead in registers; X goes through shared memory by cp.async, two chunks
@@ -33,6 +34,7 @@
 #include "common/per_device.hpp"
 #include "gemm/cp_async_pipeline.cuh"
 #include "gemm/dmma_mma.cuh"
+#include "gemm/hopper.cuh"
 #include "gemm/skinny.hpp"
 
 #include <algorithm>
@@ -322,31 +324,38 @@ __device__ __forceinline__ void tc_mma(double (&c)[4], const double (&a)[8], con
 #endif
 }
 
+// The first THREADS threads of the block at a barrier of their own (named barrier 1): all of a tensor-core kernel's
+// threads, or the bulk dot form's consumers without its copying warp.
+template <int THREADS>
+__device__ __forceinline__ void tc_sync() {
+  asm volatile("bar.sync 1, %0;\n" ::"n"(THREADS) : "memory");
+}
+
 // Ends a block's share of one group of C's N sums (e: 0 .. N - 1; sum(e) the block's, put(e, v) stores v into C):
 // with one part, stores them; otherwise writes them to the part's slot of `partial`, and the last of the group's
 // parts to arrive (a ticket per group, zero before and after the kernel) adds the slots in part order and stores the
-// totals. Deterministic whichever part arrives last. Every thread of the block calls it.
-template <int N, class Sum, class Put>
+// totals. Deterministic whichever part arrives last. The block's first THREADS threads call it.
+template <int N, int THREADS, class Sum, class Put>
 __device__ __forceinline__ void tc_combine(int parts, int grp, int part, double* partial, unsigned* tickets, Sum sum,
                                            Put put) {
   __shared__ bool last;
   if (parts == 1) {
-    for (int e = threadIdx.x; e < N; e += blockDim.x) put(e, sum(e));
+    for (int e = threadIdx.x; e < N; e += THREADS) put(e, sum(e));
     return;
   }
   double* slot = partial + (static_cast<long long>(grp) * parts + part) * N;
-  for (int e = threadIdx.x; e < N; e += blockDim.x) slot[e] = sum(e);
+  for (int e = threadIdx.x; e < N; e += THREADS) slot[e] = sum(e);
   __threadfence();  // this block's sums, before its ticket
-  __syncthreads();
+  tc_sync<THREADS>();
   if (threadIdx.x == 0) {
     last = atomicAdd(tickets + grp, 1u) == static_cast<unsigned>(parts - 1);
     if (last) tickets[grp] = 0;  // every part has arrived: zero again for the next launch
   }
-  __syncthreads();
+  tc_sync<THREADS>();
   if (!last) return;
   __threadfence();
   const double* all = partial + static_cast<long long>(grp) * parts * N;
-  for (int e = threadIdx.x; e < N; e += blockDim.x) {
+  for (int e = threadIdx.x; e < N; e += THREADS) {
     double v = 0;
     for (int q = 0; q < parts; ++q) v += __ldcg(all + static_cast<long long>(q) * N + e);
     put(e, v);
@@ -427,8 +436,8 @@ __global__ void __launch_bounds__(32 * kTcDotWarps, 2)
     // c[r] = out(2 t + r % 2, l0 + g + 8 (r / 2)); the warps' sums in warp order, entry e = 8 lc + s.
 #pragma unroll
     for (int r = 0; r < 4; ++r) red[warp][(g + 8 * (r / 2)) * 8 + 2 * t + r % 2] = c[r];
-    __syncthreads();
-    tc_combine<16 * 8>(
+    tc_sync<32 * W>();
+    tc_combine<16 * 8, 32 * W>(
         parts, grp, part, partial, tickets,
         [&](int e) {
           double v = 0;
@@ -439,7 +448,7 @@ __global__ void __launch_bounds__(32 * kTcDotWarps, 2)
         [&](int e, double v) {
           if (e % 8 < f.S && l0 + e / 8 < f.L) store(f, e % 8, l0 + e / 8, v);
         });
-    __syncthreads();  // red is rewritten by the next item
+    tc_sync<32 * W>();  // red is rewritten by the next item
   }
 }
 
@@ -497,8 +506,8 @@ __global__ void __launch_bounds__(32 * kTcAxWarps, 4)
     for (int lg = 0; lg < LG; ++lg)
 #pragma unroll
       for (int r = 0; r < 4; ++r) red[warp][(16 * lg + 2 * g + r / 2) * 8 + 2 * t + r % 2] = c[lg][r];
-    __syncthreads();
-    tc_combine<ROWS * 8>(
+    tc_sync<32 * W>();
+    tc_combine<ROWS * 8, 32 * W>(
         parts, grp, part, partial, tickets,
         [&](int e) {
           double v = 0;
@@ -509,19 +518,175 @@ __global__ void __launch_bounds__(32 * kTcAxWarps, 4)
         [&](int e, double v) {
           if (e / ROWS < f.S && l0 + e % ROWS < f.L) store(f, e / ROWS, l0 + e % ROWS, v);
         });
-    __syncthreads();  // red is rewritten by the next item
+    tc_sync<32 * W>();  // red is rewritten by the next item
   }
+}
+
+// Bulk dot form (Hopper; Y's columns 16-byte aligned): the dot form with Y brought into shared memory by bulk copies
+// (cp.async.bulk, one a column and stage, completing on the stage's mbarrier) from a copying warp's lanes, where the
+// form above has every lane load its 64 bytes a column (one lane issuing a stage's 32 copies cost 9-18% where a block
+// has an SM to itself, 5 x 4608 x 6144 and 8 x 1024 x 8192, step 61). A group is kTcBulkTiles x 16 columns; each stage holds
+// kTcBulkStageK k of them (a column kTcBulkPitch doubles apart: consecutive columns 64 bytes apart in the banks, so a
+// quarter-warp's 16-byte loads are conflict-free), kTcBulkStages stages deep. The kTcBulkWarps consumer warps split a
+// stage's k, 32 each: lane 4 g + t reads k 2 t + 8 u (u = 0 .. 3) of columns g and g + 8 of each tile from shared
+// memory, and X's row g at the same k from global memory (16-byte pairs where X is contiguous along k) before the
+// stage's wait, using it for every tile of the group. Element e of the lane is k 8 (e / 2) + 2 t + e % 2; logical k
+// t + 4 q of MMA j is element 4 j + q. Each group sweeps its k from a stage of its own (29 x the group index, modulo
+// its part's stages), so that the groups streaming at once read different offsets of their columns rather than
+// addresses a whole number of columns apart (8 x 16384^2 on an H200, 16 columns a group: 528.4 us from k = 0, 514.6
+// turned, DRAM 84.8% -> 88.3% of peak under ncu; docs/gemm-notes.md, step 61); the order depends on the group alone,
+// so the result does not depend on the grid. The copies read with an L2 evict-first policy (X, read by every block,
+// stays in L2). Parts of K as in the other forms.
+constexpr int kTcBulkWarps = 4, kTcBulkTiles = 2, kTcBulkStageK = 128, kTcBulkStages = 3;
+constexpr int kTcBulkCols = 16 * kTcBulkTiles;     // columns l a group
+constexpr int kTcBulkPitch = kTcBulkStageK + 8;   // doubles a column of a stage
+static_assert(kTcBulkStageK == 32 * kTcBulkWarps, "each consumer warp takes 32 k of a stage");
+constexpr std::size_t kTcBulkSmem =
+    sizeof(double) * (kTcBulkStages * kTcBulkCols * kTcBulkPitch + kTcBulkWarps * kTcBulkCols * 8);
+
+__global__ void __launch_bounds__(32 * (kTcBulkWarps + 1), 2)
+    tc_bulk_kernel(Form f, int parts, double* partial, unsigned* tickets) {
+#if __CUDA_ARCH__ >= 900
+  constexpr int W = kTcBulkWarps, NST = kTcBulkStages, KS = kTcBulkStageK, PITCH = kTcBulkPitch, COLS = kTcBulkCols;
+  constexpr int kTurn = 29;  // a group's first stage: kTurn x its index, modulo its part's stages
+  extern __shared__ __align__(128) double smem[];  // NST x COLS x PITCH, then the warps' sums red[W][COLS * 8]
+  __shared__ __align__(8) uint64_t full[NST], empty[NST];
+  double* red = smem + NST * COLS * PITCH;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
+  const int groups = ceil_div(f.L, COLS), stages = ceil_div(f.K, KS), per = ceil_div(stages, parts);
+  const int k_pairs = f.K & ~1;  // the copies end here; an odd K's last element comes from global memory
+  // Item `item`'s stages: i-th of its part's n at (first + (i + turn) mod n).
+  const auto span = [&](int item, int& first, int& n, int& turn) {
+    const int grp = item / parts, part = item % parts;
+    first = part * per;
+    n = max(0, min(stages, first + per) - first);
+    turn = n > 0 ? static_cast<int>(static_cast<long long>(grp) * kTurn % n) : 0;
+  };
+  if (threadIdx.x == 0) {
+    for (int s = 0; s < NST; ++s) {
+      tma::bar_init(tma::smem_addr(&full[s]), 1);
+      tma::bar_init(tma::smem_addr(&empty[s]), 32 * W);
+    }
+    asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
+  }
+  __syncthreads();
+  int it = 0;  // stages taken so far: stage buffer it % NST, in its (it / NST)-th use
+  if (warp == W) {  // the copying warp: each lane waits for the stage itself, then copies its columns
+    const uint64_t policy = tma::evict_first_policy();
+    for (int item = blockIdx.x; item < groups * parts; item += gridDim.x) {
+      const int l0 = item / parts * COLS, ncols = min(COLS, f.L - l0);
+      int first, n, turn;
+      span(item, first, n, turn);
+      for (int i = 0; i < n; ++i, ++it) {
+        const int s = it % NST, k0 = (first + (i + turn) % n) * KS;
+        const int bytes = 8 * (min(k0 + KS, k_pairs) - k0);  // >= 0, a multiple of 16
+        if (it >= NST) tma::bar_wait(tma::smem_addr(&empty[s]), ((it / NST) & 1) ^ 1);
+        if (lane == 0) tma::bar_arrive_expect(tma::smem_addr(&full[s]), bytes > 0 ? bytes * ncols : 0);
+        __syncwarp();  // the stage's bytes expected before any of its copies completes
+        if (bytes > 0)
+          for (int c = lane; c < ncols; c += 32)
+            tma::bulk_load(tma::smem_addr(smem + (s * COLS + c) * PITCH), f.y.at(l0 + c, k0), bytes,
+                           tma::smem_addr(&full[s]), policy);
+      }
+    }
+    return;
+  }
+  const bool x_pairs = f.x.cs == 1 && f.x.rs % 2 == 0 && reinterpret_cast<uintptr_t>(f.x.p) % 16 == 0;
+  for (int item = blockIdx.x; item < groups * parts; item += gridDim.x) {
+    const int grp = item / parts, part = item % parts, l0 = grp * COLS;
+    int first, n, turn;
+    span(item, first, n, turn);
+    double c[kTcBulkTiles][4] = {};
+    for (int i = 0; i < n; ++i, ++it) {
+      const int s = it % NST, kk = 32 * warp, kb = (first + (i + turn) % n) * KS + kk + 2 * t;
+      const bool whole = kb - 2 * t + 32 <= k_pairs;  // the warp's 32 k all copied
+      double x[8];
+#pragma unroll
+      for (int u = 0; u < 4; ++u) {
+        const int k = kb + 8 * u;
+        if (x_pairs && whole) {
+          const double2 v = g < f.S ? __ldg(reinterpret_cast<const double2*>(f.x.at(g, k))) : make_double2(0.0, 0.0);
+          x[2 * u] = v.x;
+          x[2 * u + 1] = v.y;
+        } else {
+          x[2 * u] = g < f.S && k < f.K ? __ldg(f.x.at(g, k)) : 0.0;
+          x[2 * u + 1] = g < f.S && k + 1 < f.K ? __ldg(f.x.at(g, k + 1)) : 0.0;
+        }
+      }
+      tma::bar_wait(tma::smem_addr(&full[s]), (it / NST) & 1);
+      const double* ys = smem + s * COLS * PITCH;
+#pragma unroll
+      for (int tile = 0; tile < kTcBulkTiles; ++tile) {
+        double2 y[2][4];
+#pragma unroll
+        for (int h = 0; h < 2; ++h) {
+          const int c = 16 * tile + g + 8 * h;
+#pragma unroll
+          for (int u = 0; u < 4; ++u) {
+            const int k = kb + 8 * u;
+            if (l0 + c >= f.L)  // past C's last column: nothing was copied
+              y[h][u] = make_double2(0.0, 0.0);
+            else if (whole)
+              y[h][u] = *reinterpret_cast<const double2*>(ys + c * PITCH + kk + 8 * u + 2 * t);
+            else  // the copied pairs, an odd K's last element from global memory, zeros past K
+              y[h][u] = make_double2(k < k_pairs ? ys[c * PITCH + kk + 8 * u + 2 * t] : k < f.K ? *f.y.at(l0 + c, k) : 0.0,
+                                     k + 1 < k_pairs ? ys[c * PITCH + kk + 8 * u + 2 * t + 1] : 0.0);
+          }
+        }
+#pragma unroll
+        for (int j = 0; j < 2; ++j) {
+          double a[8], b[4];
+#pragma unroll
+          for (int q = 0; q < 4; ++q) b[q] = x[4 * j + q];
+#pragma unroll
+          for (int r = 0; r < 8; ++r) {  // A(g + 8 (r % 2), t + 4 (r / 2)): column h = r % 2, element 4 j + r / 2
+            const int e = 4 * j + r / 2;
+            const double2 v = y[r % 2][e / 2];
+            a[r] = e % 2 ? v.y : v.x;
+          }
+          tc_mma(c[tile], a, b);
+        }
+      }
+      // Every thread releases the stage after its own shared-memory loads (an mbarrier arrive releases the arriving
+      // thread's accesses only: with one lane's arrive a warp, racecheck saw the next copies race its lanes' loads),
+      // fenced so that ptxas does not issue the arrive ahead of them (as dmma_tma's consumers found,
+      // gemm/08_dmma_tma.cu); the copy into it waits for all 32 W.
+      asm volatile("fence.acq_rel.cta;\n" ::: "memory");
+      tma::bar_arrive(tma::smem_addr(&empty[s]));
+    }
+    // c[tile][r] = out(2 t + r % 2, l0 + 16 tile + g + 8 (r / 2)); the warps' sums in warp order, entry e = 8 lc + s.
+#pragma unroll
+    for (int tile = 0; tile < kTcBulkTiles; ++tile)
+#pragma unroll
+      for (int r = 0; r < 4; ++r) red[warp * COLS * 8 + (16 * tile + g + 8 * (r / 2)) * 8 + 2 * t + r % 2] = c[tile][r];
+    tc_sync<32 * W>();
+    tc_combine<COLS * 8, 32 * W>(
+        parts, grp, part, partial, tickets,
+        [&](int e) {
+          double v = 0;
+#pragma unroll
+          for (int w = 0; w < W; ++w) v += red[w * COLS * 8 + e];
+          return v;
+        },
+        [&](int e, double v) {
+          if (e % 8 < f.S && l0 + e / 8 < f.L) store(f, e % 8, l0 + e / 8, v);
+        });
+    tc_sync<32 * W>();  // red is rewritten by the next item
+  }
+#endif
 }
 
 // The kernels' instantiations: SMAX = 1, 2, 4, 8, 16, the smallest at least a pass's S.
 constexpr int kWidths[] = {1, 2, 4, 8, 16};
 static_assert(kWidths[std::size(kWidths) - 1] == kMaxSide, "the widest instantiation is a pass's S");
 
-// One tensor-core kernel for `f` (`fit` of its blocks resident at once, `warps` a block): a grid of the blocks that
-// fit, `parts` of them for each group of C's `group_side` rows or columns where the groups are fewer (tc_parts),
-// their partial sums in device scratch.
+// One tensor-core kernel for `f` (`fit` of its blocks of `threads` resident at once, `smem` bytes of dynamic shared
+// memory each): a grid of the blocks that fit, `parts` of them for each group of C's `group_side` rows or columns
+// where the groups are fewer (tc_parts, with `warps` taking alternate chunks of `chunk` k), their partial sums in
+// device scratch.
 template <class Kernel>
-void launch_tc_kernel(Kernel kernel, int fit, int warps, int group_side, int chunk, const Form& f, ExecContext& ctx) {
+void launch_tc_kernel(Kernel kernel, int fit, int threads, int warps, int group_side, int chunk, const Form& f,
+                      ExecContext& ctx, std::size_t smem = 0) {
   const int groups = ceil_div(f.L, group_side), parts = tc_parts(groups, ceil_div(f.K, chunk), fit, warps);
   double* partial = nullptr;
   unsigned* tickets = nullptr;
@@ -530,16 +695,40 @@ void launch_tc_kernel(Kernel kernel, int fit, int warps, int group_side, int chu
         ctx.device_scratch(sizeof(double) * group_side * 8 * static_cast<std::size_t>(groups) * parts));
     tickets = ctx.zeroed_counters(static_cast<std::size_t>(groups));
   }
-  kernel<<<std::min(groups * parts, fit), 32 * warps, 0, ctx.stream()>>>(f, parts, partial, tickets);
+  kernel<<<std::min(groups * parts, fit), threads, smem, ctx.stream()>>>(f, parts, partial, tickets);
+}
+
+// Whether this GPU runs the bulk dot form's code (compute capability 9.0 and code compiled for it); with it, the
+// kernel's shared memory granted. Read once per device.
+bool bulk_runs() {
+  static PerDevice<bool> runs([](int device) {
+    int major = 0;
+    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    cudaFuncAttributes fa{};
+    CUDA_CHECK(cudaFuncGetAttributes(&fa, tc_bulk_kernel));
+    if (major < 9 || fa.ptxVersion < 90) return false;
+    CUDA_CHECK(cudaFuncSetAttribute(tc_bulk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                    static_cast<int>(kTcBulkSmem)));
+    return true;
+  });
+  return runs.get();
 }
 
 void launch_tc(const Form& f, ExecContext& ctx) {
   static PerDevice<int> dot_fit([](int) { return device_resident_blocks(tc_dot_kernel, 32 * kTcDotWarps); });
   static PerDevice<int> axpy_fit([](int) { return device_resident_blocks(tc_axpy_kernel, 32 * kTcAxWarps); });
-  if (f.dot())
-    launch_tc_kernel(tc_dot_kernel, dot_fit.get(), kTcDotWarps, 16, kTcDotChunk, f, ctx);
-  else
-    launch_tc_kernel(tc_axpy_kernel, axpy_fit.get(), kTcAxWarps, kTcAxRows, 16, f, ctx);
+  if (bulk_form(f) && bulk_runs()) {
+    static PerDevice<int> bulk_fit([](int) {
+      return device_resident_blocks(tc_bulk_kernel, 32 * (kTcBulkWarps + 1), kTcBulkSmem);
+    });
+    // The consumers share every stage: a part is at least four stages.
+    launch_tc_kernel(tc_bulk_kernel, bulk_fit.get(), 32 * (kTcBulkWarps + 1), 1, kTcBulkCols, kTcBulkStageK, f, ctx,
+                     kTcBulkSmem);
+  } else if (f.dot()) {
+    launch_tc_kernel(tc_dot_kernel, dot_fit.get(), 32 * kTcDotWarps, kTcDotWarps, 16, kTcDotChunk, f, ctx);
+  } else {
+    launch_tc_kernel(tc_axpy_kernel, axpy_fit.get(), 32 * kTcAxWarps, kTcAxWarps, kTcAxRows, 16, f, ctx);
+  }
 }
 
 int width_row(int s) {
@@ -551,6 +740,10 @@ int width_row(int s) {
 }  // namespace
 
 bool tc_form(const Form& f) { return f.S >= kTcMinS && f.S <= kTcMaxS && !split_form(f); }
+
+bool bulk_form(const Form& f) {
+  return tc_form(f) && f.dot() && f.y.rs % 2 == 0 && reinterpret_cast<uintptr_t>(f.y.p) % 16 == 0;
+}
 
 int tc_parts(int groups, int chunks, int resident, int warps) {
   if (groups <= 0 || resident < 2 * groups) return 1;  // half a wave or more without splitting
@@ -591,8 +784,9 @@ Form canonical(const GemmArgs& a) {
 std::string describe(const GemmArgs& a) {
   const Form f = canonical(a);
   const int passes = ceil_div(f.S, kMaxSide);
-  const char* form = split_form(f) ? "split dot"
-                     : tc_form(f)    ? (f.dot() ? "tensor-core dot" : "tensor-core axpy")
+  const char* form = split_form(f)                   ? "split dot"
+                     : bulk_form(f) && bulk_runs()     ? "tensor-core dot (bulk copies)"
+                     : tc_form(f)                      ? (f.dot() ? "tensor-core dot" : "tensor-core axpy")
                      : f.dot()       ? "dot"
                                      : "axpy";
   return std::string(form) + " form, " + std::to_string(f.S) +

@@ -1,5 +1,6 @@
-// The Hopper instructions the TMA kernels share (dmma_tma, gemm/08_dmma_tma.cu, and ozaki's INT8 products,
-// gemm/07_ozaki/int8_wgmma.cu): mbarriers, TMA copies, setmaxnreg (PTX ISA), and the driver's tensor-map encoder.
+// The Hopper instructions the TMA kernels share (dmma_tma, gemm/08_dmma_tma.cu, ozaki's INT8 products,
+// gemm/07_ozaki/int8_wgmma.cu, and the skinny kernel's bulk dot form, gemm/09_skinny.cu): mbarriers, TMA and bulk
+// copies, setmaxnreg (PTX ISA), and the driver's tensor-map encoder. Callers compile them for sm_90 only.
 // setmaxnreg needs the arch-specific sm_90a target: elsewhere regs_dec and regs_inc compile to nothing.
 #pragma once
 
@@ -14,7 +15,7 @@
 
 namespace ks::gemm::tma {
 
-// ---- the instructions (PTX ISA: mbarrier, cp.async.bulk.tensor, setmaxnreg) ----
+// ---- the instructions (PTX ISA: mbarrier, cp.async.bulk and cp.async.bulk.tensor, setmaxnreg) ----
 
 __device__ __forceinline__ uint32_t smem_addr(const void* p) {
   return static_cast<uint32_t>(__cvta_generic_to_shared(p));
@@ -40,6 +41,21 @@ __device__ __forceinline__ void bar_arrive(uint32_t bar) {
 
 __device__ __forceinline__ void bar_arrive_expect(uint32_t bar, int bytes) {
   asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(bar), "r"(bytes) : "memory");
+}
+
+// `bytes` (a multiple of 16) from global memory at src (16-byte aligned) into shared memory at dst (likewise); completes
+// its bytes on `bar`. Read with the L2 cache policy `policy` (evict_first_policy: data streamed once).
+__device__ __forceinline__ void bulk_load(uint32_t dst, const void* src, int bytes, uint32_t bar, uint64_t policy) {
+  asm volatile(
+      "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes.L2::cache_hint [%0], [%1], %2, [%3], %4;\n" ::
+          "r"(dst),
+      "l"(src), "r"(bytes), "r"(bar), "l"(policy)
+      : "memory");
+}
+__device__ __forceinline__ uint64_t evict_first_policy() {
+  uint64_t policy;
+  asm volatile("createpolicy.fractional.L2::evict_first.b64 %0, 1.0;\n" : "=l"(policy));
+  return policy;
 }
 
 // The box of `map` at (c0, c1) (c0 along the contiguous dimension) into shared memory at dst; completes

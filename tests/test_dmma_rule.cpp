@@ -567,6 +567,33 @@ TEST(SkinnyForm, TensorCoreFormsAndTheirKSplit) {
     }
 }
 
+// The tensor-core dot form by bulk copies (skinny::bulk_form): 3 to 8 rows or columns in the dot form (NN and TN for
+// few rows, TN and TT for few columns) with the large operand's columns on 16-byte boundaries; not the axpy form, an
+// odd stride of the large operand, its address 8 bytes off, or 1, 2 and 9 rows.
+TEST(SkinnyForm, BulkDotFormWhereYsColumnsAreAligned) {
+  alignas(16) static const double base[4] = {};
+  static double c[1] = {};
+  const auto form = [&](int M, int N, Op ta, Op tb, int lda = 0, int ldb = 0, int offset = 0) {
+    GemmProblem layout;
+    layout.shape = GemmShape{M, N, 4096, lda, ldb, 0, ta, tb}.resolved();
+    return skinny::canonical(layout.args(base + offset, base + offset, c));
+  };
+  constexpr Op n = Op::N, t = Op::T;
+  for (int S = 3; S <= 8; ++S) {
+    EXPECT_TRUE(skinny::bulk_form(form(S, 5000, n, n))) << S;
+    EXPECT_TRUE(skinny::bulk_form(form(S, 5000, t, n))) << S;
+    EXPECT_TRUE(skinny::bulk_form(form(5000, S, t, n))) << S;
+    EXPECT_TRUE(skinny::bulk_form(form(5000, S, t, t))) << S;
+    EXPECT_FALSE(skinny::bulk_form(form(S, 5000, n, t))) << S;  // the axpy form
+    EXPECT_FALSE(skinny::bulk_form(form(5000, S, n, n))) << S;
+    EXPECT_FALSE(skinny::bulk_form(form(S, 5000, n, n, 0, 4097))) << S;     // ldb odd
+    EXPECT_FALSE(skinny::bulk_form(form(5000, S, t, n, 4095, 0))) << S;     // lda odd
+    EXPECT_FALSE(skinny::bulk_form(form(S, 5000, n, n, 0, 0, 1))) << S;    // 8 bytes off
+  }
+  for (int S : {1, 2, 9})
+    EXPECT_FALSE(skinny::bulk_form(form(S, 5000, n, n, 0, 0))) << S;
+}
+
 // C of 1 or 2 rows or columns in the split dot form (skinny::split_form) goes to the skinny kernel from
 // kSkinnySplitLongPerSm of the long side a SM, K at least 1024; the same shapes with the large operand's leading
 // dimension odd, its address not 16-byte aligned, the small operand strided along k, 3 rows, or the axpy form keep

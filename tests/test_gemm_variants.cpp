@@ -297,8 +297,8 @@ TEST(GemmLargeIndex, TmaKernelPastTwoToThe31Elements) {
 
 // The path dmma_tma's rule took (its notes) for a shape skinny_pick or skinny_split_pick takes: the skinny kernel, in
 // the split dot form exactly where skinny::split_form holds (operands at 16-byte-aligned addresses, as the problems'
-// allocations are) and in a tensor-core form exactly where skinny::tc_form does. Returns whether the split dot form
-// ran.
+// allocations are), in a tensor-core form exactly where skinny::tc_form does, and by bulk copies exactly where
+// skinny::bulk_form does on compute capability 9.0. Returns whether the split dot form ran.
 bool expect_skinny_path(const GemmShape& shape, std::map<std::string, std::string> notes) {
   const std::string& path = notes["dmma_tma_path"];
   alignas(16) static const double base[2] = {};
@@ -308,6 +308,8 @@ bool expect_skinny_path(const GemmShape& shape, std::map<std::string, std::strin
   EXPECT_EQ(path.rfind("skinny", 0), 0u) << shape.str() << ": " << path;
   EXPECT_EQ(path.find("split dot form") != std::string::npos, skinny::split_form(f)) << shape.str() << ": " << path;
   EXPECT_EQ(path.find("tensor-core") != std::string::npos, skinny::tc_form(f)) << shape.str() << ": " << path;
+  EXPECT_EQ(path.find("bulk copies") != std::string::npos, skinny::bulk_form(f) && test::current_cc() == 90)
+      << shape.str() << ": " << path;
   return path.find("split dot form") != std::string::npos;
 }
 
@@ -476,6 +478,31 @@ GemmCheck run_offset(const GemmVariant& v, const GemmProblem& p, ExecContext& ct
                              ctx.stream()));
   CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
   return validate(p, result);
+}
+
+// The skinny kernel's tensor-core dot form by bulk copies (compute capability 9.0, the large operand's columns on
+// 16-byte boundaries): C of 3 to 8 rows or columns, long sides not a multiple of its 32-column groups, K a multiple of
+// its 128-k stages and not (odd, and one past a stage: a last stage of one element), beta 0 over a poisoned C and
+// beta != 0, every op combination (the dot form's NN and TN for few rows, TN and TT for few columns); twice per
+// product on one context. Then the same shapes (beta 0) with A and B 8 bytes past a 16-byte boundary, where the dot
+// form loads Y itself (and X element by element); each against the reference.
+TEST(SkinnyBulkDotForm, AlignedAndNot) {
+  KS_REQUIRE_GPU();
+  KS_VARIANT_OR_SKIP(v, "skinny");
+  const std::tuple<GemmShape, double> cases[] = {
+      {{8, 1000, 4096}, 0.0},     {{5, 333, 4098, 6, 4098, 6}, 0.5}, {{3, 64, 4097}, -1.0},
+      {{1000, 6, 4095}, 0.0},     {{77, 4, 2175, 78, 2176, 80}, 0.25},
+  };
+  for (const auto& [base, beta] : cases)
+    for (int o = 0; o < 4; ++o) {
+      const GemmShape shape = base.with_ops(ops_of(o).a, ops_of(o).b);
+      expect_repeated_runs(*v, make_problem(shape, 0.75, beta, choose_seed()), 2);
+      Stream stream;
+      ExecContext ctx(stream.get());
+      const GemmProblem p = make_problem(shape, 0.75, 0.0, choose_seed());  // run_offset's C is NaN: beta 0
+      const GemmCheck off = run_offset(*v, p, ctx, 1, 1, 0);
+      EXPECT_TRUE(off.ok) << p.shape.str() << ", A and B 8 bytes off: " << off.report;
+    }
 }
 
 // The TMA kernels with C through shared memory and TMA stores (store_tma tiles): several tiles per block (the
