@@ -992,25 +992,23 @@ int rule_pick(const GemmArgs& a, const TileReadiness& r, std::string* why) {
   return dmma::tma_pick(a.M, a.N, a.K, t, loads, copied_elements(a), why);
 }
 
-void run_skinny(const GemmArgs& a, ExecContext& ctx, const char* why) {
+void run_skinny(const GemmArgs& a, ExecContext& ctx) {
   const bool tc = skinny::tc_form(skinny::canonical(a));  // one pass: at most kSkinnyMaxSide rows or columns
   ctx.notes()["dmma_tma_path"] = "skinny " + skinny::describe(a) + " (C of at most " +
                                  std::to_string(dmma::kSkinnyMaxSide) + " rows or columns: " +
-                                 (tc ? "the FP64 tensor cores" : "FP64 FMA") + why + ")";
+                                 (tc ? "the FP64 tensor cores" : "FP64 FMA") + ")";
   skinny::launch(a, ctx);
 }
 
-// The rule's choice: the skinny kernel for C of a few rows or columns (in TN, where the memory is fast, only when no
-// TMA tile would run); otherwise a TMA tile where it scores above dmma's configuration and can run, dmma otherwise.
+// The rule's choice: the skinny kernel for C of a few rows or columns; otherwise a TMA tile where it scores above
+// dmma's configuration and can run, dmma otherwise.
 void run_rule(const GemmArgs& a, ExecContext& ctx) {
   const dmma::Target t = dmma::current_target();
   if (dmma::skinny_pick(a.M, a.N, a.K, a.transa, a.transb, t) || dmma::skinny_split_pick(a, t.sm_count))
-    return run_skinny(a, ctx, "");
+    return run_skinny(a, ctx);
   const TileReadiness r = readiness();
   std::string why;
   const int pick = rule_pick(a, r, &why);
-  if (pick < 0 && dmma::skinny_if_no_tile(a.M, a.N, a.K, a.transa, a.transb, t))
-    return run_skinny(a, ctx, "; no TMA tile would run it");
   ctx.notes()["dmma_tma_path"] = why;
   if (pick >= 0)
     launch_describable(pick, a, ctx, r[static_cast<std::size_t>(pick)], true);

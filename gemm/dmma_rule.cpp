@@ -205,18 +205,11 @@ bool skinny_pick(int M, int N, int K, Op transa, Op transb, const Target& t) {
   if (small < 1 || small > kSkinnyMaxSide) return false;
   const bool dot = skinny::dot_form(M, N, transa, transb);
   int per_sm = kSkinnyLongPerSm;
-  if (tc_boundaries(small, t)) {
-    if (transa == Op::T && transb == Op::N) return false;  // the dot form with X along k: the tiles
+  if (tc_boundaries(small, t))
     per_sm = dot ? kSkinnyTcDotLongPerSm : kSkinnyTcAxpyLongPerSm;
-  } else if (small > kSkinnyNarrowSide) {
+  else if (small > kSkinnyNarrowSide)
     per_sm = dot ? kSkinnyDotLongPerSm : kSkinnyAxpyLongPerSm;
-  }
   return long_and_deep(large, per_sm, K, t.sm_count);
-}
-
-bool skinny_if_no_tile(int M, int N, int K, Op transa, Op transb, const Target& t) {
-  return tc_boundaries(std::min(M, N), t) && transa == Op::T && transb == Op::N &&
-         long_and_deep(std::max(M, N), kSkinnyTcDotLongPerSm, K, t.sm_count);
 }
 
 bool skinny_split_pick(const GemmArgs& a, int sm_count) {

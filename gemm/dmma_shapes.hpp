@@ -317,16 +317,17 @@ int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileC
 //
 // Where it delivers at least kSkinnyTcBytesPerSmCycle a SM and clock (between the H100's 12.8 and the H200's 18.4),
 // the tensor-core forms' own boundaries, measured on an H200 against the 32-wide TMA tiles (32 x 128, 128 x 32) in
-// one process, S = 3, 4, 8, K = 8192 and 16384 (step 60):
+// one process, S = 3, 4, 5, 8, K = 8192 and 16384 (steps 60 and 61):
 // - the axpy form (op(B) = B^T for few rows, op(A) = A for few columns) streams at the read ceiling (16384 x 8 x 16384
 //   at 4.44 TB/s) and led the tile at every long side from 2048 (15.5 a SM), by 1.9 to 18.1 points; at 1024 it ran
 //   86.2% where the rule's dmma ran 85.4%: it takes C from kSkinnyTcAxpyLongPerSm a SM;
-// - the dot form with the small operand contiguous along its short side (NN for few rows, TT for few columns) led
-//   from 4096 (31 a SM) in every cell, by 1.0 to 22.5 points, and tied or trailed at 3200 (24 a SM, 0.4 and 3.0
-//   points behind): from kSkinnyTcDotLongPerSm;
-// - the dot form with both operands contiguous along k (TN) trailed the tile at every long side measured (3200 x 8 x
-//   8192 82.5% against 98.6%, 16384 x 8 x 16384 90.3% against 97.5%: each warp-load of the small operand touches
-//   32 sectors for 256 bytes), so the rule leaves it to the tiles.
+// - the dot form (op(B) = B for few rows, op(A) = A^T for few columns), by bulk copies on Hopper, led the tile and the
+//   rule's tile or dmma at every long side measured, from 1024 (7.8 a SM: 8 x 1024 x 8192 95.9% of cuBLAS against the
+//   rule's 85.1%, 1024 x 8 x 8192 TN 114.9% against 96.4%) to 16384 (16384 x 8 x 16384 TN 109.5% against 90.6%), in
+//   NN, TN and TT: it takes C from kSkinnyTcDotLongPerSm a SM, whichever operand runs along k. Where the large
+//   operand's columns are off 16-byte boundaries the register dot form runs instead (in TN it trailed the tile on
+//   aligned operands, 82.5-90.3% against 95.9-98.6%, step 60); such operands the tiles must copy first (12345 x 6 x
+//   8191 TN: the rule's dmma 61.0%, the skinny kernel 130.8%).
 // Elsewhere (an H100) the boundaries measured there with the FMA forms, which the tensor-core forms have not been
 // measured against (step 50's tensor-core dot form tied the FMA form on an H100): 3 and 4 from kSkinnyLongPerSm; 5 to
 // 8 (the FMA kernels' 8-wide instantiation) where the 32-wide TMA tiles do not beat it (step 50, S x L x K on an
@@ -339,16 +340,11 @@ constexpr int kSkinnyLongPerSm = 64;
 constexpr int kSkinnyMinDepth = 1024;
 constexpr double kSkinnyTcBytesPerSmCycle = 15.0;
 constexpr int kSkinnyTcAxpyLongPerSm = 12;
-constexpr int kSkinnyTcDotLongPerSm = 32;
+constexpr int kSkinnyTcDotLongPerSm = 7;
 constexpr int kSkinnyNarrowSide = 4;
 constexpr int kSkinnyDotLongPerSm = 256;
 constexpr int kSkinnyAxpyLongPerSm = 96;
 bool skinny_pick(int M, int N, int K, Op transa, Op transb, const Target& t);
-// Where skinny_pick leaves C of 3 to 8 rows or columns in TN to the tiles (fast memory, a long side past the dot
-// form's boundary), whether the skinny kernel runs it all the same when no TMA tile would (the TMA rule's dmma, with
-// an operand of odd leading dimension to copy: 12345 x 6 x 8191 TN ran 61.0% of cuBLAS there and 130.8% on the
-// skinny kernel, step 60).
-bool skinny_if_no_tile(int M, int N, int K, Op transa, Op transb, const Target& t);
 
 // The skinny kernel's split dot form (skinny::split_form: C of 1 or 2 rows or columns, the large operand contiguous
 // along k with its columns 16-byte aligned, the small one's loads coalesced) streams the large operand at about the

@@ -445,9 +445,8 @@ TEST(SkinnyForm, NamesEveryElementOfTheOperandsAndC) {
 // dmma_tma's rule sends C of at most 8 rows or columns to the skinny kernel where K is at least 1024 and the other
 // side gives every SM enough of it: 64 for 1 or 2 rows or columns; for 3 to 8, where the memory delivers at least
 // kSkinnyTcBytesPerSmCycle per SM and clock (an H200), kSkinnyTcAxpyLongPerSm in the axpy form and
-// kSkinnyTcDotLongPerSm in the dot form with the small operand along its short side (NN for few rows, TT for few
-// columns), TN (both along k) never; elsewhere (an H100, an unknown memory) 64 for 3 and 4, and for 5 to 8 256 in
-// the dot form and 96 in the axpy form. Everything else keeps the tensor-core rule.
+// kSkinnyTcDotLongPerSm in the dot form, TN included; elsewhere (an H100, an unknown memory) 64 for 3 and 4, and for
+// 5 to 8 256 in the dot form and 96 in the axpy form. Everything else keeps the tensor-core rule.
 TEST(SkinnyRule, ThinCWithALongSideAndDeepK) {
   dmma::Target h100, h200, unknown;
   h100.sm_count = h200.sm_count = unknown.sm_count = 132;
@@ -486,28 +485,22 @@ TEST(SkinnyRule, ThinCWithALongSideAndDeepK) {
       EXPECT_TRUE(pick(axpy, S, 4096, ta, tb, h200)) << S;
       EXPECT_FALSE(pick(axpy - 1, S, 4096, ta, tb, h200)) << S;
     }
-    // The dot form with X along the short side: NN for few rows, TT for few columns.
-    EXPECT_TRUE(pick(S, dot, 2048, n, n, h200)) << S;
-    EXPECT_FALSE(pick(S, dot - 1, 2048, n, n, h200)) << S;
-    EXPECT_TRUE(pick(dot, S, 2048, t, t, h200)) << S;
-    EXPECT_FALSE(pick(dot - 1, S, 2048, t, t, h200)) << S;
-    EXPECT_FALSE(pick(S, dot, 1023, n, n, h200)) << S;
-    // TN: both operands contiguous along k; the skinny kernel only where no TMA tile would run, past the dot form's
-    // boundary.
-    EXPECT_FALSE(pick(S, 1 << 20, 16384, t, n, h200)) << S;
-    EXPECT_FALSE(pick(1 << 20, S, 16384, t, n, h200)) << S;
-    EXPECT_TRUE(dmma::skinny_if_no_tile(S, dot, 1024, t, n, h200)) << S;
-    EXPECT_TRUE(dmma::skinny_if_no_tile(dot, S, 1024, t, n, h200)) << S;
-    EXPECT_FALSE(dmma::skinny_if_no_tile(S, dot - 1, 1024, t, n, h200)) << S;
-    EXPECT_FALSE(dmma::skinny_if_no_tile(S, dot, 1023, t, n, h200)) << S;
-    EXPECT_FALSE(dmma::skinny_if_no_tile(S, dot, 1024, t, n, h100)) << S;
-    EXPECT_FALSE(dmma::skinny_if_no_tile(S, dot, 1024, n, n, h200)) << S;  // skinny_pick's
+    // The dot form: NN and TN for few rows, TN and TT for few columns.
+    for (const auto& [ta, tb] : {std::pair{n, n}, {t, n}}) {
+      EXPECT_TRUE(pick(S, dot, 2048, ta, tb, h200)) << S;
+      EXPECT_FALSE(pick(S, dot - 1, 2048, ta, tb, h200)) << S;
+      EXPECT_FALSE(pick(S, dot, 1023, ta, tb, h200)) << S;
+    }
+    for (const auto& [ta, tb] : {std::pair{t, n}, {t, t}}) {
+      EXPECT_TRUE(pick(dot, S, 2048, ta, tb, h200)) << S;
+      EXPECT_FALSE(pick(dot - 1, S, 2048, ta, tb, h200)) << S;
+    }
+    EXPECT_TRUE(pick(S, 1 << 20, 16384, t, n, h200)) << S;
+    EXPECT_TRUE(pick(1 << 20, S, 16384, t, n, h200)) << S;
   }
-  EXPECT_FALSE(dmma::skinny_if_no_tile(2, 1 << 20, 4096, t, n, h200));  // 1 and 2: skinny_pick's
-  EXPECT_FALSE(dmma::skinny_if_no_tile(9, 1 << 20, 4096, t, n, h200));
   EXPECT_TRUE(pick(8, 16384, 16384, n, n, h200));
   EXPECT_TRUE(pick(16384, 8, 16384, n, n, h200));
-  EXPECT_LT(dmma::kSkinnyTcAxpyLongPerSm, dmma::kSkinnyTcDotLongPerSm);
+  EXPECT_LT(dmma::kSkinnyTcDotLongPerSm, dmma::kSkinnyTcAxpyLongPerSm);
   // Elsewhere: 3 and 4 from 64 a SM in either form; 5 to 8 from 256 in the dot form and 96 in the axpy form.
   for (const dmma::Target* g : {&h100, &unknown}) {
     EXPECT_TRUE(pick(65536, 4, 32769, n, t, *g));

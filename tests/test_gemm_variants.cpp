@@ -317,15 +317,12 @@ bool expect_skinny_path(const GemmShape& shape, std::map<std::string, std::strin
 // forms (dot: the large operand contiguous along k; axpy: along the long side of C) in all four op combinations,
 // a side of 1 to 8 (3 to 8 in the tensor-core forms; 1 and 2 also in the split dot form, and in the FMA dot form
 // where the large operand's leading dimension is odd), K tails of every chunk size, an odd lda of 1, padded leading
-// dimensions, beta != 0 and beta == 0 over a poisoned C; twice per product on one context. Where the memory is fast
-// for the SMs (an H200), TN with 3 to 8 (the dot form with both operands along k) runs a TMA tile, or the skinny
-// kernel where none would run (an operand with an odd leading dimension to copy).
+// dimensions, beta != 0 and beta == 0 over a poisoned C; twice per product on one context.
 TEST(DmmaTmaSkinny, ThinCRunsTheSkinnyKernel) {
   KS_REQUIRE_GPU();
   KS_VARIANT_OR_SKIP(v, "dmma_tma");
   const dmma::Target target = dmma::current_target();
   const int sms = target.sm_count;
-  const bool fast = target.dram_bytes_per_sm_cycle >= dmma::kSkinnyTcBytesPerSmCycle;
   const int L = dmma::kSkinnyLongPerSm * sms + 37, W = dmma::kSkinnyDotLongPerSm * sms + 37;  // past every boundary
   const std::tuple<GemmShape, double> cases[] = {
       {{3, L, 1025, 5, 1027, 4}, 0.5}, {{W, 8, 1100, W + 2, 1101, W + 1}, 0.0}, {{1, L, 2048}, 0.0},
@@ -343,15 +340,8 @@ TEST(DmmaTmaSkinny, ThinCRunsTheSkinnyKernel) {
   for (const auto& [base, beta] : cases)
     for (int o = 0; o < 4; ++o) {
       const GemmShape shape = base.with_ops(ops_of(o).a, ops_of(o).b);
-      const bool tn = shape.transa == Op::T && shape.transb == Op::N;
-      const bool skinny = std::min(shape.M, shape.N) <= 2 || !tn || !fast;
-      ASSERT_EQ(dmma::skinny_pick(shape.M, shape.N, shape.K, shape.transa, shape.transb, target), skinny) << shape.str();
-      auto notes = expect_repeated_runs(*v, make_problem(shape, -1.5, beta, choose_seed()), 2);
-      const std::string& path = notes["dmma_tma_path"];
-      if (skinny || path.find("no TMA tile would run it") != std::string::npos)
-        split += expect_skinny_path(shape, notes);
-      else
-        EXPECT_EQ(path.rfind("tma ", 0), 0u) << shape.str() << ": " << path;
+      ASSERT_TRUE(dmma::skinny_pick(shape.M, shape.N, shape.K, shape.transa, shape.transb, target)) << shape.str();
+      split += expect_skinny_path(shape, expect_repeated_runs(*v, make_problem(shape, -1.5, beta, choose_seed()), 2));
     }
   EXPECT_GE(split, 10) << "products in the split dot form";
 }
@@ -383,7 +373,7 @@ TEST(DmmaTmaSkinny, SplitDotFormUnderTheSkinnyBoundary) {
   EXPECT_EQ(split, 3) << "products in the split dot form (1 row: NN, TN; 2 columns: TN)";
 }
 
-// Where the memory is fast for the SMs, C of 3 to 8 rows or columns with a long side just under the tensor-core forms'
+// Where the memory is fast for the SMs, C of 3 to 8 rows or columns with a long side just under the tensor-core form's
 // boundary (the axpy form's or the dot form's, as the ops make it) keeps the tensor-core rule (a TMA tile, split-K
 // where the tiles are few, or dmma); each checked against the reference in every op combination.
 TEST(DmmaTmaSkinny, UnderTheTensorCoreFormsBoundaryTheTileRuleRuns) {
@@ -397,20 +387,16 @@ TEST(DmmaTmaSkinny, UnderTheTensorCoreFormsBoundaryTheTileRuleRuns) {
   for (const bool rows : {true, false})
     for (int o = 0; o < 4; ++o) {
       const Op ta = ops_of(o).a, tb = ops_of(o).b;
-      const int per_sm = dmma::kSkinnyTcAxpyLongPerSm;  // under both boundaries
-      const int L = per_sm * sms - 1, K = rows ? 1040 : 1031;
-      const GemmShape shape = rows ? GemmShape{8, L, K, 0, 0, 0, ta, tb} : GemmShape{L, 6, K, L + 3, 1032, L + 1, ta, tb};
-      ASSERT_FALSE(dmma::skinny_pick(shape.M, shape.N, shape.K, ta, tb, target)) << shape.str();
+      const int K = rows ? 1040 : 1031;
+      const bool dot = skinny::dot_form(rows ? 8 : 1 << 20, rows ? 1 << 20 : 8, ta, tb);
+      const int L = (dot ? dmma::kSkinnyTcDotLongPerSm : dmma::kSkinnyTcAxpyLongPerSm) * sms - 1;
+      const int lda = std::max(L, K) + 3;  // past A's stored rows (L, or K where op(A) = A^T)
+      const GemmShape shape = rows ? GemmShape{8, L, K, 0, 0, 0, ta, tb} : GemmShape{L, 6, K, lda, 1032, L + 1, ta, tb};
+      ASSERT_FALSE(dmma::skinny_pick(shape.M, shape.N, K, ta, tb, target)) << shape.str();
+      ASSERT_TRUE(dmma::skinny_pick(rows ? 8 : L + 1, rows ? L + 1 : 6, K, ta, tb, target))
+          << shape.str() << ": one more of the long side is the skinny kernel's";
       auto notes = expect_repeated_runs(*v, make_problem(shape, 1.0, 0.5, choose_seed()), 2);
       EXPECT_NE(notes["dmma_tma_path"].rfind("skinny", 0), 0u) << shape.str() << ": " << notes["dmma_tma_path"];
-      // The dot form (NN for few rows, TT for few columns) also just under its own boundary.
-      if (skinny::dot_form(shape.M, shape.N, ta, tb) && !(ta == Op::T && tb == Op::N)) {
-        const int D = dmma::kSkinnyTcDotLongPerSm * sms - 1;
-        const GemmShape at = rows ? GemmShape{8, D, K, 0, 0, 0, ta, tb} : GemmShape{D, 6, K, D + 3, 1032, D + 1, ta, tb};
-        ASSERT_FALSE(dmma::skinny_pick(at.M, at.N, at.K, ta, tb, target)) << at.str();
-        auto dn = expect_repeated_runs(*v, make_problem(at, 1.0, 0.5, choose_seed()), 2);
-        EXPECT_NE(dn["dmma_tma_path"].rfind("skinny", 0), 0u) << at.str() << ": " << dn["dmma_tma_path"];
-      }
     }
 }
 
