@@ -88,6 +88,14 @@ def cupy_cases():
     sampled_check("cupy a @ b, odd sizes", cp.asnumpy(odd_a), cp.asnumpy(odd_b), cp.asnumpy(odd_a @ odd_b))
     small = rs.uniform(-1, 1, (64, 64))
     sampled_check("cupy a @ b 64^3", cp.asnumpy(small), cp.asnumpy(small), cp.asnumpy(small @ small))
+    # Thin C with a long side and deep K (the skinny kernel's where the rule takes it, docs/gemm-notes.md steps 59-60):
+    # C order makes (6 x 6144) @ (6144 x 5120) an NN call of 6 columns (the axpy form), and (5120 x 6144) @ (6144 x 5)
+    # and @ (6144 x 2) NN calls of 5 and 2 rows (the dot form and its split form).
+    long_a, long_b, few = rs.uniform(-1, 1, (5120, 6144)), rs.uniform(-1, 1, (6144, 5120)), rs.uniform(-1, 1, (6, 6144))
+    sampled_check("cupy (6 x K) @ b", cp.asnumpy(few), cp.asnumpy(long_b), cp.asnumpy(few @ long_b))
+    for cols in (5, 2):
+        narrow = rs.uniform(-1, 1, (6144, cols))
+        sampled_check(f"cupy a @ (K x {cols})", cp.asnumpy(long_a), cp.asnumpy(narrow), cp.asnumpy(long_a @ narrow))
 
 
 def torch_cases():
@@ -116,6 +124,21 @@ def torch_cases():
     big_a, big_b = u(4096, 4096), u(4096, 4096)
     sampled_check("torch.mm 4096^3", big_a.cpu().numpy(), big_b.cpu().numpy(), torch.mm(big_a, big_b).cpu().numpy(),
                   samples=16)
+    # Thin C as in the CuPy cases, and x W^T of 4 rows (a TN call of 4 columns: the tiles, or the skinny kernel where
+    # no tile would run).
+    long_b, long_a = u(6144, 4608), u(4608, 6144)
+    for rows in (7, 3):
+        few = u(rows, 6144)
+        sampled_check(f"torch.mm ({rows} x K) @ b", few.cpu().numpy(), long_b.cpu().numpy(),
+                      torch.mm(few, long_b).cpu().numpy())
+    narrow = u(6144, 8)
+    sampled_check("torch.mm a @ (K x 8)", long_a.cpu().numpy(), narrow.cpu().numpy(),
+                  torch.mm(long_a, narrow).cpu().numpy())
+    wide = torch.nn.Linear(6144, 4608, bias=False, dtype=torch.float64, device="cuda")
+    x4 = u(4, 6144)
+    with torch.no_grad():
+        sampled_check("torch.nn.Linear, 4 rows (x W^T)", x4.cpu().numpy(), wide.weight.cpu().numpy().T,
+                      wide(x4).cpu().numpy())
 
 
 def child_check(which):
