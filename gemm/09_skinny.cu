@@ -373,6 +373,33 @@ __device__ __forceinline__ void tc_stream(int first, int end, Load&& load, Compu
   }
 }
 
+// The dot forms' end of an item of TILES x 16 columns from l0: each warp's sums c[tile][r] = out(2 t + r % 2, l0 +
+// 16 tile + g + 8 (r / 2)) into red (warp w's entry 8 lc + s at red[w TILES 128 + 8 lc + s]), then the warps' sums in
+// warp order and the group's parts (tc_combine) into C. The block's first 32 W threads call it.
+template <int TILES, int W>
+__device__ __forceinline__ void tc_dot_finish(const Form& f, const double (&c)[TILES][4], double* red, int l0,
+                                              int parts, int grp, int part, double* partial, unsigned* tickets) {
+  constexpr int N = TILES * 16 * 8;
+  const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
+#pragma unroll
+  for (int tile = 0; tile < TILES; ++tile)
+#pragma unroll
+    for (int r = 0; r < 4; ++r) red[warp * N + (16 * tile + g + 8 * (r / 2)) * 8 + 2 * t + r % 2] = c[tile][r];
+  tc_sync<32 * W>();
+  tc_combine<N, 32 * W>(
+      parts, grp, part, partial, tickets,
+      [&](int e) {
+        double v = 0;
+#pragma unroll
+        for (int w = 0; w < W; ++w) v += red[w * N + e];
+        return v;
+      },
+      [&](int e, double v) {
+        if (e % 8 < f.S && l0 + e / 8 < f.L) store(f, e % 8, l0 + e / 8, v);
+      });
+  tc_sync<32 * W>();  // red is rewritten by the next item
+}
+
 // Dot form: a block's warps take alternate chunks of 32 k of the same 16 columns l0 .. l0 + 15 (each column read in
 // runs of kTcDotWarps x 256 bytes); lane 4 g + t loads k0 + 8 t .. 8 t + 7 of columns l0 + g and l0 + g + 8 (four
 // 16-byte loads each where Y's columns are 16-byte aligned) and the same k of X's row g from global memory (cached;
@@ -394,7 +421,7 @@ __global__ void __launch_bounds__(32 * kTcDotWarps, 2)
   for (int item = blockIdx.x; item < groups * parts; item += gridDim.x) {
     const int grp = item / parts, part = item % parts, l0 = grp * 16;
     const int c1 = min(chunks, (part + 1) * per);
-    double c[4] = {};
+    double c[1][4] = {};
     double2 y[2][CH / 2];
     double x[CH];
     const auto load = [&](int ch) {
@@ -429,26 +456,11 @@ __global__ void __launch_bounds__(32 * kTcDotWarps, 2)
           const double2 v = y[i % 2][(4 * j + i / 2) / 2];
           a[i] = (i / 2) % 2 ? v.y : v.x;
         }
-        tc_mma(c, a, b);
+        tc_mma(c[0], a, b);
       }
     };
     tc_stream<W>(part * per + warp, c1, load, compute);
-    // c[r] = out(2 t + r % 2, l0 + g + 8 (r / 2)); the warps' sums in warp order, entry e = 8 lc + s.
-#pragma unroll
-    for (int r = 0; r < 4; ++r) red[warp][(g + 8 * (r / 2)) * 8 + 2 * t + r % 2] = c[r];
-    tc_sync<32 * W>();
-    tc_combine<16 * 8, 32 * W>(
-        parts, grp, part, partial, tickets,
-        [&](int e) {
-          double v = 0;
-#pragma unroll
-          for (int w = 0; w < W; ++w) v += red[w][e];
-          return v;
-        },
-        [&](int e, double v) {
-          if (e % 8 < f.S && l0 + e / 8 < f.L) store(f, e % 8, l0 + e / 8, v);
-        });
-    tc_sync<32 * W>();  // red is rewritten by the next item
+    tc_dot_finish<1, W>(f, c, &red[0][0], l0, parts, grp, part, partial, tickets);
   }
 }
 
@@ -654,24 +666,7 @@ __global__ void __launch_bounds__(32 * (kTcBulkWarps + 1), 2)
       asm volatile("fence.acq_rel.cta;\n" ::: "memory");
       tma::bar_arrive(tma::smem_addr(&empty[s]));
     }
-    // c[tile][r] = out(2 t + r % 2, l0 + 16 tile + g + 8 (r / 2)); the warps' sums in warp order, entry e = 8 lc + s.
-#pragma unroll
-    for (int tile = 0; tile < kTcBulkTiles; ++tile)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) red[warp * COLS * 8 + (16 * tile + g + 8 * (r / 2)) * 8 + 2 * t + r % 2] = c[tile][r];
-    tc_sync<32 * W>();
-    tc_combine<COLS * 8, 32 * W>(
-        parts, grp, part, partial, tickets,
-        [&](int e) {
-          double v = 0;
-#pragma unroll
-          for (int w = 0; w < W; ++w) v += red[w * COLS * 8 + e];
-          return v;
-        },
-        [&](int e, double v) {
-          if (e % 8 < f.S && l0 + e / 8 < f.L) store(f, e % 8, l0 + e / 8, v);
-        });
-    tc_sync<32 * W>();  // red is rewritten by the next item
+    tc_dot_finish<kTcBulkTiles, W>(f, c, red, l0, parts, grp, part, partial, tickets);
   }
 #endif
 }
