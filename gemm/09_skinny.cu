@@ -537,9 +537,9 @@ __global__ void __launch_bounds__(32 * kTcAxWarps, 4)
 // Bulk dot form (Hopper; Y's columns 16-byte aligned): the dot form with Y brought into shared memory by bulk copies
 // (cp.async.bulk, one a column and stage, completing on the stage's mbarrier) from a copying warp's lanes, where the
 // form above has every lane load its 64 bytes a column (one lane issuing a stage's 32 copies cost 9-18% where a block
-// has an SM to itself, 5 x 4608 x 6144 and 8 x 1024 x 8192, step 61). A group is kTcBulkTiles x 16 columns; each stage holds
-// kTcBulkStageK k of them (a column kTcBulkPitch doubles apart: consecutive columns 64 bytes apart in the banks, so a
-// quarter-warp's 16-byte loads are conflict-free), kTcBulkStages stages deep. The kTcBulkWarps consumer warps split a
+// has an SM to itself, 5 x 4608 x 6144 and 8 x 1024 x 8192, step 61). A group is kTcBulkTiles x 16 columns; each stage
+// holds kTcBulkStageK k of them (a column kTcBulkPitch doubles apart: consecutive columns 64 bytes apart in the banks,
+// so a quarter-warp's 16-byte loads are conflict-free), kTcBulkStages stages deep. The kTcBulkWarps consumer warps split a
 // stage's k, 32 each: lane 4 g + t reads k 2 t + 8 u (u = 0 .. 3) of columns g and g + 8 of each tile from shared
 // memory, and X's row g at the same k from global memory (16-byte pairs where X is contiguous along k) before the
 // stage's wait, using it for every tile of the group. Element e of the lane is k 8 (e / 2) + 2 t + e % 2; logical k
@@ -641,7 +641,9 @@ __global__ void __launch_bounds__(32 * (kTcBulkWarps + 1), 2)
             else if (whole)
               y[h][u] = *reinterpret_cast<const double2*>(ys + c * PITCH + kk + 8 * u + 2 * t);
             else  // the copied pairs, an odd K's last element from global memory, zeros past K
-              y[h][u] = make_double2(k < k_pairs ? ys[c * PITCH + kk + 8 * u + 2 * t] : k < f.K ? *f.y.at(l0 + c, k) : 0.0,
+              y[h][u] = make_double2(k < k_pairs ? ys[c * PITCH + kk + 8 * u + 2 * t]
+                                     : k < f.K   ? *f.y.at(l0 + c, k)
+                                                 : 0.0,
                                      k + 1 < k_pairs ? ys[c * PITCH + kk + 8 * u + 2 * t + 1] : 0.0);
           }
         }
@@ -693,8 +695,8 @@ void launch_tc_kernel(Kernel kernel, int fit, int threads, int warps, int group_
   kernel<<<std::min(groups * parts, fit), threads, smem, ctx.stream()>>>(f, parts, partial, tickets);
 }
 
-// Whether this GPU runs the bulk dot form's code (compute capability 9.0 and code compiled for it); with it, the
-// kernel's shared memory granted. Read once per device.
+// Whether this GPU runs the bulk dot form's code (compute capability 9.0 or later and code compiled for 9.0 or later:
+// the kernel is empty below); with it, the kernel's shared memory granted. Read once per device.
 bool bulk_runs() {
   static PerDevice<bool> runs([](int device) {
     int major = 0;

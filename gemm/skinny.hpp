@@ -59,7 +59,7 @@ constexpr int kTcMinS = 3, kTcMaxS = 8;
 bool tc_form(const Form& f);
 
 // Whether a pass in the tensor-core dot form may run its bulk-copy kernel (gemm/09_skinny.cu; on compute capability
-// 9.0 with code compiled for it): Y's columns start on 16-byte boundaries (an even stride, an aligned base).
+// 9.0 or later with code compiled for it): Y's columns start on 16-byte boundaries (an even stride, an aligned base).
 bool bulk_form(const Form& f);
 
 // How many blocks of a tensor-core form split K for each of `groups` groups of C (`chunks` chunks of k) with
