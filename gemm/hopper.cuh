@@ -1,6 +1,7 @@
 // The Hopper instructions the TMA kernels share (dmma_tma, gemm/08_dmma_tma.cu, ozaki's INT8 products,
 // gemm/07_ozaki/int8_wgmma.cu, and the skinny kernel's bulk dot form, gemm/09_skinny.cu): mbarriers, TMA and bulk
-// copies, setmaxnreg (PTX ISA), and the driver's tensor-map encoder. Callers compile them for sm_90 only.
+// copies, setmaxnreg (PTX ISA), and the driver's tensor-map encoder. Callers use them only in code compiled for sm_90
+// or later.
 // setmaxnreg needs the arch-specific sm_90a target: elsewhere regs_dec and regs_inc compile to nothing.
 #pragma once
 

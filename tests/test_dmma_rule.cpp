@@ -580,7 +580,7 @@ TEST(SkinnyForm, BulkDotFormWhereYsColumnsAreAligned) {
     EXPECT_FALSE(skinny::bulk_form(form(S, 5000, n, t))) << S;  // the axpy form
     EXPECT_FALSE(skinny::bulk_form(form(5000, S, n, n))) << S;
     EXPECT_FALSE(skinny::bulk_form(form(S, 5000, n, n, 0, 4097))) << S;     // ldb odd
-    EXPECT_FALSE(skinny::bulk_form(form(5000, S, t, n, 4095, 0))) << S;     // lda odd
+    EXPECT_FALSE(skinny::bulk_form(form(5000, S, t, n, 4097, 0))) << S;     // lda odd
     EXPECT_FALSE(skinny::bulk_form(form(S, 5000, n, n, 0, 0, 1))) << S;    // 8 bytes off
   }
   for (int S : {1, 2, 9})
