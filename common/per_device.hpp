@@ -48,4 +48,16 @@ int device_resident_blocks(Kernel k, int block, std::size_t dynamic_smem = 0) {
   return sms * (per_sm > 0 ? per_sm : 1);
 }
 
+// Whether `device` runs kernel k's code for compute capability 9.0 or later: the device is 9.0 or later and the code
+// that runs there was compiled from 9.0 or later (JIT from an older virtual architecture keeps that one, where the
+// kernel's sm_90 body is compiled out).
+template <class Kernel>
+bool runs_sm90_code(int device, Kernel k) {
+  int major = 0;
+  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+  cudaFuncAttributes fa{};
+  CUDA_CHECK(cudaFuncGetAttributes(&fa, k));
+  return major >= 9 && fa.ptxVersion >= 90;
+}
+
 }  // namespace ks

@@ -699,11 +699,7 @@ void launch_tc_kernel(Kernel kernel, int fit, int threads, int warps, int group_
 // the kernel is empty below); with it, the kernel's shared memory granted. Read once per device.
 bool bulk_runs() {
   static PerDevice<bool> runs([](int device) {
-    int major = 0;
-    CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    cudaFuncAttributes fa{};
-    CUDA_CHECK(cudaFuncGetAttributes(&fa, tc_bulk_kernel));
-    if (major < 9 || fa.ptxVersion < 90) return false;
+    if (!runs_sm90_code(device, tc_bulk_kernel)) return false;
     CUDA_CHECK(cudaFuncSetAttribute(tc_bulk_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                     static_cast<int>(kTcBulkSmem)));
     return true;

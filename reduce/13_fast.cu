@@ -375,11 +375,7 @@ cudaLaunchAttribute cluster_of(unsigned blocks) {
 template <class Kernel>
 Sm90 read_sm90(int device, Kernel cluster_kernel) {
   Sm90 s;
-  int major = 0;
-  CUDA_CHECK(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-  cudaFuncAttributes attr{};
-  CUDA_CHECK(cudaFuncGetAttributes(&attr, cluster_kernel));
-  if (major < 9 || attr.ptxVersion < 90) return s;
+  if (!runs_sm90_code(device, cluster_kernel)) return s;
   s.pdl = true;
   int per_sm = 0;
   CUDA_CHECK(cudaDeviceGetAttribute(&per_sm, cudaDevAttrMaxSharedMemoryPerMultiprocessor, device));
