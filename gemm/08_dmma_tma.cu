@@ -89,7 +89,7 @@ namespace tma {
 // TA, TB: op(A) = A^T, op(B) = B^T (the header's layouts).
 // STORE_TMA: the consumers write C into shared memory and TMA stores take it to global memory (store_tile_tma).
 template <int BM_, int BN_, int BK_, int STAGES_, int MIN_BLOCKS_, int KGROUPS_ = 1, bool STORE_TMA_ = false,
-          bool TA_ = false, bool TB_ = false>
+          bool TA_ = false, bool TB_ = false, int WARP_ROWS_ = 0>
 struct Tile {
   static constexpr int BM = BM_, BN = BN_, BK = BK_, STAGES = STAGES_, kMinBlocks = MIN_BLOCKS_, KGROUPS = KGROUPS_;
   static constexpr bool TA = TA_, TB = TB_, kStoreTma = STORE_TMA_;
@@ -97,7 +97,7 @@ struct Tile {
   // for C of 9 to 32 columns or rows, where 64-wide pieces would be half padding and double the tensor cores' work on
   // a DRAM-bound product), so that those have four warps a group as well (a 128 x 32 tile of two 64 x 32 warps ran
   // up to 15% slower than the 32 x 128 one; docs/gemm-notes.md, step 37).
-  static constexpr int kWarpRows = BM == 32 || BN == 32 ? 32 : 64;
+  static constexpr int kWarpRows = WARP_ROWS_ ? WARP_ROWS_ : BM == 32 || BN == 32 ? 32 : 64;
   static constexpr int WARPS_M = BM / kWarpRows, WARPS_N = BN / 32;
   static constexpr int MT = kWarpRows / 16, NT = 4;           // 16x8 mma tiles per consumer warp
   static constexpr int kWarpAcc = MT * NT * 4;                // accumulators per lane
@@ -738,7 +738,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
 // The kernel of row I of dmma::kTmaTiles, for op(A) = A^T where TA and op(B) = B^T where TB.
 template <int I, bool TA = false, bool TB = false>
 using TileOf = Tile<dmma::kTmaTiles[I].bm, dmma::kTmaTiles[I].bn, dmma::kTmaTiles[I].bk, dmma::kTmaTiles[I].stages,
-                    dmma::kTmaTiles[I].min_blocks, dmma::kTmaTiles[I].kgroups, dmma::kTmaTiles[I].store_tma, TA, TB>;
+                    dmma::kTmaTiles[I].min_blocks, dmma::kTmaTiles[I].kgroups, dmma::kTmaTiles[I].store_tma, TA, TB,
+                    dmma::kTmaTiles[I].warp_rows>;
 
 }  // namespace tma
 

@@ -127,6 +127,7 @@ struct TmaTile {
   const char* name;     // as in the notes dmma_tma_path
   const char* variant;  // its tuning variant: dmma_tma_<variant>
   const char* summary;  // the tuning variant's
+  int warp_rows = 0;    // rows of a consumer warp's piece of C (x 32 columns); 0: 64, or 32 in the 32-wide tiles
 };
 inline constexpr TmaTile kTmaTiles[] = {
     {128, 128, 32, 3, 1, 1, false, 1.05, 1.05, "128x128x32", "128x128_k32",
@@ -146,6 +147,12 @@ inline constexpr TmaTile kTmaTiles[] = {
     {32, 128, 32, 4, 1, 2, false, 0.85, 0.85, "32x128x32, 2 k-groups", "32x128_k32_2g",
      "dmma_tma, 32x128x32 tiles, 4 stages, two consumer warpgroups of 32 x 32 warp tiles taking alternate k-tiles "
      "(C of 9 to 32 rows)"},
+    {128, 64, 32, 4, 1, 1, false, 0, 0, "128x64x32, 32x32 warps", "128x64_k32_w32",
+     "dmma_tma, 128x64x32 tiles, 4 stages, eight consumer warps of 32 x 32 warp tiles reading every stage, one block "
+     "per SM", 32},
+    {64, 128, 32, 4, 1, 1, false, 0, 0, "64x128x32, 32x32 warps", "64x128_k32_w32",
+     "dmma_tma, 64x128x32 tiles, 4 stages, eight consumer warps of 32 x 32 warp tiles reading every stage, one block "
+     "per SM", 32},
 };
 inline constexpr int kTmaShallowDepth = 256;
 // The 32-wide tiles' side (128 x 32 and 32 x 128; the kernel's warps hold 32 x 32 pieces of C there).
