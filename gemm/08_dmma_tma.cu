@@ -7,13 +7,14 @@
 // slot, each walking tiles in the grouped order of gemm/kernel_common.cuh, the last wave shared by stream-K),
 // so the producer fills the next tile's stages while the consumers write the last tile's C.
 //
-// Two tile forms (struct Tile): the consumer warps cover the tile once and all read every stage (128 x 128,
-// eight warps), or two k-groups of warps each cover the whole tile and take alternate stages, adding their
-// accumulators through shared memory at the tile's end (128 x 64, eight warps: one tile per SM where C has
-// about as many tiles as SMs, as at 1024^3, without a split-K partial in global memory). A warp holds a 64 x 32
-// piece of C, or 32 x 32 in the 32-wide tiles: the 128 x 32 and 32 x 128 tiles serve C of 9 to 32 columns or rows,
-// where the product streams the large operand from DRAM and 64-wide tiles would double the tensor cores' work on
-// padding (docs/gemm-notes.md, step 37).
+// Two tile forms (struct Tile): the consumer warps cover the tile once and all read every stage (128 x 128, eight
+// warps of 64 x 32; 128 x 64 and 64 x 128, eight warps of 32 x 32: one tile per SM where C has about as many tiles
+// as SMs, as at 1024^3, without a split-K partial in global memory), or two k-groups of warps each cover the whole
+// tile and take alternate stages, adding their accumulators through shared memory at the tile's end (the 32-wide
+// tiles 128 x 32 and 32 x 128, four warps of 32 x 32 a group, for C of 9 to 32 columns or rows, where the product
+// streams the large operand from DRAM and 64-wide tiles would double the tensor cores' work on padding;
+// docs/gemm-notes.md, step 37; and 128 x 64 with two groups of four 64 x 32 warps, a tuning variant that the
+// one-group form replaced in the rule, step 62).
 //
 // Shared memory, one stage (BM x BK of op(A), BK x BN of op(B)), everything in 128-byte rows swizzled by the
 // TMA's 128-byte pattern (the 16-byte chunk c of row r lands at chunk c ^ (r % 8); rows grouped in 1024-byte
@@ -85,9 +86,11 @@ namespace tma {
 // once and read every stage. 2: two groups each cover the whole tile and take alternate stages (stage % 2), then
 // add their accumulators through shared memory (in kRedRounds rounds through a buffer of kRedBytes). The second
 // form gives a 128 x 64 tile the eight consumer warps of a 128 x 128 one, with the same 64 x 32 warp tile, so one
-// block per SM runs half the tile with no split-K partial in global memory (1024^3: 128 tiles for 132 SMs).
+// block per SM runs half the tile with no split-K partial in global memory (1024^3: 128 tiles for 132 SMs); eight
+// warps of 32 x 32 in one group (WARP_ROWS 32) do the same without the exchange, and ran faster (step 62).
 // TA, TB: op(A) = A^T, op(B) = B^T (the header's layouts).
 // STORE_TMA: the consumers write C into shared memory and TMA stores take it to global memory (store_tile_tma).
+// WARP_ROWS: the rows of a warp's piece of C (0: kWarpRows's default below).
 template <int BM_, int BN_, int BK_, int STAGES_, int MIN_BLOCKS_, int KGROUPS_ = 1, bool STORE_TMA_ = false,
           bool TA_ = false, bool TB_ = false, int WARP_ROWS_ = 0>
 struct Tile {
@@ -1026,7 +1029,7 @@ bool dmma::tma_rule_runs_tma(const GemmArgs& a) { return rule_pick(a, readiness(
 KS_GEMM_VARIANT({.info = {.name = "dmma_tma",
                           .summary = "FP64 tensor cores fed by the TMA: producer warp, mbarrier stages, setmaxnreg, "
                                      "persistent grid, stream-K last wave, split-K for small C summed in a Fenwick tree "
-                                     "or in clusters through distributed shared memory; 128x128, or 128x64, 64x128, 128x32 or 32x128 with two k-groups, or dmma, or the skinny kernel for C of at "
+                                     "or in clusters through distributed shared memory; 128x128, 128x64 or 64x128, or 128x32 or 32x128 with two k-groups, or dmma, or the skinny kernel for C of at "
                                      "most 8 rows or columns, where the rule says; operands with an odd leading "
                                      "dimension copied first where that pays",
                           .min_cc = kTmaCc,

@@ -95,10 +95,13 @@ struct Config {
 // full-GPU rate relative to the same reference as Shape::speed_wide, 0 for a kernel the rule does not pick:
 //   128 x 128 x 32: 1.05 (kbench on an H100: 0.982-0.988 of cuBLAS at 4096^3 against dmma 128x128x32's
 //     0.937-0.938, docs/gemm-notes.md).
-//   128 x 64 x 32, two k-groups (eight consumer warps, each group taking alternate stages of the same tile):
-//     1.00 (0.956 of the 128 x 128 kernel at 8192^3 in one run, where both fill the GPU: more TMA bytes per flop
-//     and an exchange per tile). It wins where 128 x 128 tiles are too few: 1024^3 is 128 of its tiles,
-//     one per SM, against 64 tiles split two ways with a partial each.
+//   128 x 64 x 32, eight consumer warps of 32 x 32 pieces of C, all reading every stage (cuBLAS's form at 1024^3):
+//     1.00, as the two-group form it replaced (0.956 of the 128 x 128 kernel at 8192^3 in one run, where both fill
+//     the GPU: more TMA bytes per flop). It wins where 128 x 128 tiles are too few: 1024^3 is 128 of its tiles,
+//     one per SM, against 64 tiles split two ways with a partial each. On an H200 it ran 1.6-4 points of cuBLAS
+//     above the two-group form (two groups of four 64 x 32 warps taking alternate stages, then adding their
+//     accumulators through shared memory; now a tuning variant) where those ran whole tiles (1024^3: 100.0% against
+//     97.7%; docs/gemm-notes.md, step 62).
 //   128 x 128 x 16 (6 stages) and 128 x 64 x 16 (two blocks per SM): slower than the k32 kernels with deep K
 //     (4095^3: 98.4% and 90.6% of the 128 x 128 x 32 kernel's rate), kept as tuning variants there. With K of at
 //     most kTmaShallowDepth, where writing C is most of the time, the 128 x 128 x 16 kernel ran 1.6-5.8% faster
@@ -106,10 +109,10 @@ struct Config {
 //   128 x 128 x 16 with C staged in shared memory and written by TMA stores (3 stages beside the 128 KB of
 //     staging): 93.8% of cuBLAS at 4096 x 4096 x 32 against the 6-stage tile's 91.0%, but 1-7 points behind it
 //     from K = 128 to 256 (docs/gemm-notes.md, step 35): a tuning variant.
-//   64 x 128 x 32, two k-groups: the 128 x 64 kernel's transpose (the same bytes per flop, the same warp tile and
-//     shared memory), for C of at most 64 rows (64 x 16384 is 128 of its tiles, one per SM, where 128-row tiles
-//     would be half padding): 1.00, as the 128 x 64 kernel (106.0% of cuBLAS at 64 x 16384 x 16384, where the rule
-//     ran the 128 x 64 one at 95.3% before; docs/gemm-notes.md, step 28).
+//   64 x 128 x 32, eight 32 x 32 warps: the 128 x 64 kernel's transpose (the same bytes per flop, the same warp tile
+//     and shared memory), for C of at most 64 rows (64 x 16384 is 128 of its tiles, one per SM, where 128-row tiles
+//     would be half padding): 1.00, as the 128 x 64 kernel (its two-group form 106.0% of cuBLAS at 64 x 16384 x
+//     16384, where the rule ran the 128 x 64 one at 95.3% before; docs/gemm-notes.md, step 28).
 //   128 x 32 x 32 and 32 x 128 x 32, two k-groups of four warps with 32 x 32 pieces of C: for C of 9 to 32 columns
 //     or rows, where the product streams the large operand from DRAM and a 64-wide tile would double the tensor
 //     cores' work on padding (8192 x 32 x 8192: 98.8% of cuBLAS against the 128 x 64 kernel's 92.8%; 32 x 8192 x
@@ -132,13 +135,15 @@ struct TmaTile {
 inline constexpr TmaTile kTmaTiles[] = {
     {128, 128, 32, 3, 1, 1, false, 1.05, 1.05, "128x128x32", "128x128_k32",
      "dmma_tma, 128x128x32 tiles, 3 stages, stream-K last wave"},
-    {128, 64, 32, 4, 1, 2, false, 1.00, 1.00, "128x64x32, 2 k-groups", "128x64_k32_2g",
-     "dmma_tma, 128x64x32 tiles, 4 stages, two consumer warpgroups taking alternate k-tiles, one block per SM"},
+    {128, 64, 32, 4, 1, 1, false, 1.00, 1.00, "128x64x32, 32x32 warps", "128x64_k32_w32",
+     "dmma_tma, 128x64x32 tiles, 4 stages, eight consumer warps of 32 x 32 warp tiles reading every stage, one block "
+     "per SM", 32},
     {128, 128, 16, 6, 1, 1, false, 0, 1.10, "128x128x16", "128x128",
      "dmma_tma, 128x128x16 tiles, 6 stages (the rule's where K is shallow)"},
     {128, 64, 16, 4, 2, 1, false, 0, 0, "128x64x16", "128x64", "dmma_tma, 128x64x16 tiles, 4 stages, two blocks per SM"},
-    {64, 128, 32, 4, 1, 2, false, 1.00, 1.00, "64x128x32, 2 k-groups", "64x128_k32_2g",
-     "dmma_tma, 64x128x32 tiles, 4 stages, two consumer warpgroups taking alternate k-tiles, one block per SM"},
+    {64, 128, 32, 4, 1, 1, false, 1.00, 1.00, "64x128x32, 32x32 warps", "64x128_k32_w32",
+     "dmma_tma, 64x128x32 tiles, 4 stages, eight consumer warps of 32 x 32 warp tiles reading every stage, one block "
+     "per SM", 32},
     {128, 128, 16, 3, 1, 1, true, 0, 0, "128x128x16, TMA store", "128x128_tmastore",
      "dmma_tma, 128x128x16 tiles, 3 stages, C staged in shared memory and written by TMA stores"},
     {128, 32, 32, 4, 1, 2, false, 0.85, 0.85, "128x32x32, 2 k-groups", "128x32_k32_2g",
@@ -147,12 +152,10 @@ inline constexpr TmaTile kTmaTiles[] = {
     {32, 128, 32, 4, 1, 2, false, 0.85, 0.85, "32x128x32, 2 k-groups", "32x128_k32_2g",
      "dmma_tma, 32x128x32 tiles, 4 stages, two consumer warpgroups of 32 x 32 warp tiles taking alternate k-tiles "
      "(C of 9 to 32 rows)"},
-    {128, 64, 32, 4, 1, 1, false, 0, 0, "128x64x32, 32x32 warps", "128x64_k32_w32",
-     "dmma_tma, 128x64x32 tiles, 4 stages, eight consumer warps of 32 x 32 warp tiles reading every stage, one block "
-     "per SM", 32},
-    {64, 128, 32, 4, 1, 1, false, 0, 0, "64x128x32, 32x32 warps", "64x128_k32_w32",
-     "dmma_tma, 64x128x32 tiles, 4 stages, eight consumer warps of 32 x 32 warp tiles reading every stage, one block "
-     "per SM", 32},
+    {128, 64, 32, 4, 1, 2, false, 0, 0, "128x64x32, 2 k-groups", "128x64_k32_2g",
+     "dmma_tma, 128x64x32 tiles, 4 stages, two consumer warpgroups taking alternate k-tiles, one block per SM"},
+    {64, 128, 32, 4, 1, 2, false, 0, 0, "64x128x32, 2 k-groups", "64x128_k32_2g",
+     "dmma_tma, 64x128x32 tiles, 4 stages, two consumer warpgroups taking alternate k-tiles, one block per SM"},
 };
 inline constexpr int kTmaShallowDepth = 256;
 // The 32-wide tiles' side (128 x 32 and 32 x 128; the kernel's warps hold 32 x 32 pieces of C there).

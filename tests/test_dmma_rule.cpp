@@ -215,13 +215,13 @@ TEST(DmmaTmaRule, TmaWhereItScoresAboveDmmaAndCanRun) {
   }
   // 1024^3: 64 tiles of 128 x 128 would leave half of the SMs idle; split two ways along K they fill 128 of 132,
   // and the score counts the partial each owner reads: 1.05 x 64 x 32 / (132 x (16 + kPartialCost)). The
-  // 128 x 64 kernel with two k-groups runs 128 whole tiles of 32 k-tiles, one per SM: 1.00 x 128 / 132.
+  // 128 x 64 kernel (eight 32 x 32 warps) runs 128 whole tiles of 32 k-tiles, one per SM: 1.00 x 128 / 132.
   EXPECT_NEAR(dmma::tma_score(1024, 1024, 1024, t, true, true, 0),
               dmma::kTmaTiles[0].speed * 64 * 32 / (132.0 * (16 + stream_k::kPartialCost)), 1e-12);
   EXPECT_NEAR(dmma::tma_score(1024, 1024, 1024, t, true, true, 1), dmma::kTmaTiles[1].speed * 128 / 132.0, 1e-12);
   EXPECT_EQ(dmma::tma_pick(1024, 1024, 1024, t, both, 0, &why), 1) << why;
-  EXPECT_EQ(why.rfind("tma 128x64x32, 2 k-groups", 0), 0u) << why;
-  // Where the two-group kernel does not load, the 128 x 128 one still beats dmma there.
+  EXPECT_EQ(why.rfind("tma 128x64x32, 32x32 warps", 0), 0u) << why;
+  // Where the 128 x 64 kernel does not load, the 128 x 128 one still beats dmma there.
   EXPECT_EQ(dmma::tma_pick(1024, 1024, 1024, t, first, 0, &why), 0) << why;
   // Small C: dmma splits K over 64 x 64 tiles in a second kernel (256 x 256: 16 tiles x 16 splits, 256 blocks in
   // 396 slots: 0.92 x 256 / 396); the TMA kernels split a tile's K up to 64 ways in the same kernel, paying for the

@@ -240,8 +240,8 @@ TEST(StreamK, ScatteredSharesEachSumOnePieceOfTheTile) {
 // The TMA kernels' stream-K schedules on the GPU (test_gemm_variants' shapes reach the split ones only): the last
 // wave and the remainder shared, K split from 2 to 120 ways (the Fenwick tree's combine with and without prefix
 // roots below 8 ways, summed scattered from 8 to 43, and in clusters of 4: 15 and 30 to a tile), and whole tiles; odd edges, padded leading dimensions, beta != 0 and beta == 0 (NaN in C's
-// destination). The 128 x 128 kernel, the 128 x 64 one with two k-groups and its transpose 64 x 128, whose
-// partials are the first group's sum after the groups' exchange. Each product runs three times on one context
+// destination). The 128 x 128 kernel, the 128 x 64 one and its transpose 64 x 128 in both forms: eight 32 x 32
+// warps (the rule's), and two k-groups, whose partials are the first group's sum after the groups' exchange. Each product runs three times on one context
 // from a poisoned C: the flags and the ticket counter must be zero again after every launch, or a later owner
 // reads a stale partial.
 struct StreamKCase {
@@ -281,8 +281,9 @@ TEST(DmmaTmaStreamK, EverySchedulePassesRepeatedly) {
                          {{1400, 1536, 200, 1402}, 0.0, "132 whole tiles"}});
 }
 
-TEST(DmmaTmaStreamK, TwoKGroupsEverySchedulePassesRepeatedly) {
-  expect_schedules_pass("dmma_tma_128x64_k32_2g",
+TEST(DmmaTmaStreamK, HalfTilesEverySchedulePassesRepeatedly) {
+  for (const char* variant : {"dmma_tma_128x64_k32_w32", "dmma_tma_128x64_k32_2g"})
+    expect_schedules_pass(variant,
                         {{{2900, 3000, 300, 2902, 302, 2901}, 0.5, "stream-K: 924 whole tiles, 157 shared by 132 blocks"},
                          {{640, 512, 2000}, 0.0, "40 tiles, K split 3 ways"},
                          {{130, 60, 30000, 131, 30002, 133}, -1.0, "2 tiles, K split 60 ways in clusters of 4"},
@@ -295,7 +296,8 @@ TEST(DmmaTmaStreamK, TwoKGroupsEverySchedulePassesRepeatedly) {
 }
 
 TEST(DmmaTmaStreamK, SixtyFourRowsEverySchedulePassesRepeatedly) {
-  expect_schedules_pass("dmma_tma_64x128_k32_2g",
+  for (const char* variant : {"dmma_tma_64x128_k32_w32", "dmma_tma_64x128_k32_2g"})
+    expect_schedules_pass(variant,
                         {{{2900, 3000, 300, 2902, 302, 2901}, 0.5, "stream-K: 924 whole tiles, 180 shared by 132 blocks"},
                          {{64, 3000, 300}, 0.0, "24 tiles, K split 2 ways"},
                          {{40, 200, 30000, 41, 30001, 43}, 0.5, "2 tiles, K split 60 ways in clusters of 4"},
