@@ -152,10 +152,6 @@ inline constexpr TmaTile kTmaTiles[] = {
     {32, 128, 32, 4, 1, 2, false, 0.85, 0.85, "32x128x32, 2 k-groups", "32x128_k32_2g",
      "dmma_tma, 32x128x32 tiles, 4 stages, two consumer warpgroups of 32 x 32 warp tiles taking alternate k-tiles "
      "(C of 9 to 32 rows)"},
-    {128, 32, 32, 4, 1, 1, false, 0, 0, "128x32x32, 16x32 warps", "128x32_k32_w16",
-     "dmma_tma, 128x32x32 tiles, 4 stages, eight consumer warps of 16 x 32 warp tiles reading every stage", 16},
-    {32, 128, 32, 4, 1, 1, false, 0, 0, "32x128x32, 16x32 warps", "32x128_k32_w16",
-     "dmma_tma, 32x128x32 tiles, 4 stages, eight consumer warps of 16 x 32 warp tiles reading every stage", 16},
     {128, 64, 32, 4, 1, 2, false, 0, 0, "128x64x32, 2 k-groups", "128x64_k32_2g",
      "dmma_tma, 128x64x32 tiles, 4 stages, two consumer warpgroups taking alternate k-tiles, one block per SM"},
     {64, 128, 32, 4, 1, 2, false, 0, 0, "64x128x32, 2 k-groups", "64x128_k32_2g",

@@ -31,7 +31,7 @@ const std::vector<LeftOut>& hip_left_out() {
       {"gemm/08_dmma_tma.cu",
        {"dmma_tma", "dmma_tma_128x128_k32", "dmma_tma_128x64_k32_w32", "dmma_tma_128x128", "dmma_tma_128x64",
         "dmma_tma_64x128_k32_w32", "dmma_tma_128x128_tmastore", "dmma_tma_128x32_k32_2g", "dmma_tma_32x128_k32_2g",
-        "dmma_tma_128x32_k32_w16", "dmma_tma_32x128_k32_w16", "dmma_tma_128x64_k32_2g", "dmma_tma_64x128_k32_2g", "dmma_tma_128x128_k32_whole"},
+        "dmma_tma_128x64_k32_2g", "dmma_tma_64x128_k32_2g", "dmma_tma_128x128_k32_whole"},
        "Hopper's TMA, mbarriers and setmaxnreg, and FP64 tensor cores"},
       {"gemm/09_skinny.cu", {"skinny"},
        "dmma_tma's partner for thin C: cp.async, 32-lane shuffle sums, FP64 tensor cores, and Hopper's bulk copies"},

@@ -308,11 +308,9 @@ TEST(DmmaTmaStreamK, SixtyFourRowsEverySchedulePassesRepeatedly) {
 }
 
 // The 32-wide tiles (C of 9 to 32 columns or rows): 128 x 32 with two k-groups of four warps, and 32 x 128 with two
-// of four warps whose pieces of C are 32 x 32 (the partials' and clusters' fragment order at two mma rows a warp);
-// and both as one group of eight warps of 16 x 32 (one mma row a warp).
+// of four warps whose pieces of C are 32 x 32 (the partials' and clusters' fragment order at two mma rows a warp).
 TEST(DmmaTmaStreamK, ThirtyTwoColumnsEverySchedulePassesRepeatedly) {
-  for (const char* variant : {"dmma_tma_128x32_k32_2g", "dmma_tma_128x32_k32_w16"})
-    expect_schedules_pass(variant,
+  expect_schedules_pass("dmma_tma_128x32_k32_2g",
                         {{{2900, 3000, 300, 2902, 302, 2901}, 0.5, "stream-K: 1980 whole tiles, 182 shared by 132 blocks"},
                          {{640, 64, 2000}, 0.0, "10 tiles, K split 13 ways"},
                          {{130, 30, 30000, 131, 30002, 133}, -1.0, "2 tiles, K split 60 ways in clusters of 4"},
@@ -323,8 +321,7 @@ TEST(DmmaTmaStreamK, ThirtyTwoColumnsEverySchedulePassesRepeatedly) {
 }
 
 TEST(DmmaTmaStreamK, ThirtyTwoRowsEverySchedulePassesRepeatedly) {
-  for (const char* variant : {"dmma_tma_32x128_k32_2g", "dmma_tma_32x128_k32_w16"})
-    expect_schedules_pass(variant,
+  expect_schedules_pass("dmma_tma_32x128_k32_2g",
                         {{{3000, 2900, 300, 3002, 302, 3001}, 0.5, "stream-K: 1980 whole tiles, 182 shared by 132 blocks"},
                          {{64, 640, 2000}, 0.0, "10 tiles, K split 13 ways"},
                          {{30, 130, 30000, 31, 30002, 33}, 0.5, "2 tiles, K split 60 ways in clusters of 4"},
