@@ -98,10 +98,10 @@ struct Config {
 //   128 x 64 x 32, eight consumer warps of 32 x 32 pieces of C, all reading every stage (cuBLAS's form at 1024^3):
 //     1.00, as the two-group form it replaced (0.956 of the 128 x 128 kernel at 8192^3 in one run, where both fill
 //     the GPU: more TMA bytes per flop). It wins where 128 x 128 tiles are too few: 1024^3 is 128 of its tiles,
-//     one per SM, against 64 tiles split two ways with a partial each. On an H200 it ran 1.6-4 points of cuBLAS
+//     one per SM, against 64 tiles split two ways with a partial each. On an H200 it ran 1.6-5.5 points of cuBLAS
 //     above the two-group form (two groups of four 64 x 32 warps taking alternate stages, then adding their
-//     accumulators through shared memory; now a tuning variant) where those ran whole tiles (1024^3: 100.0% against
-//     97.7%; docs/gemm-notes.md, step 62).
+//     accumulators through shared memory; now a tuning variant) where the rule took that (1024^3: 99.7-100.0%
+//     against 97.7-97.8%; docs/gemm-notes.md, step 62).
 //   128 x 128 x 16 (6 stages) and 128 x 64 x 16 (two blocks per SM): slower than the k32 kernels with deep K
 //     (4095^3: 98.4% and 90.6% of the 128 x 128 x 32 kernel's rate), kept as tuning variants there. With K of at
 //     most kTmaShallowDepth, where writing C is most of the time, the 128 x 128 x 16 kernel ran 1.6-5.8% faster

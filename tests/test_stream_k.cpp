@@ -241,9 +241,9 @@ TEST(StreamK, ScatteredSharesEachSumOnePieceOfTheTile) {
 // wave and the remainder shared, K split from 2 to 120 ways (the Fenwick tree's combine with and without prefix
 // roots below 8 ways, summed scattered from 8 to 43, and in clusters of 4: 15 and 30 to a tile), and whole tiles; odd edges, padded leading dimensions, beta != 0 and beta == 0 (NaN in C's
 // destination). The 128 x 128 kernel, the 128 x 64 one and its transpose 64 x 128 in both forms: eight 32 x 32
-// warps (the rule's), and two k-groups, whose partials are the first group's sum after the groups' exchange. Each product runs three times on one context
-// from a poisoned C: the flags and the ticket counter must be zero again after every launch, or a later owner
-// reads a stale partial.
+// warps (the rule's), and two k-groups, whose partials are the first group's sum after the groups' exchange. Each
+// product runs three times on one context from a poisoned C: the flags and the ticket counter must be zero again
+// after every launch, or a later owner reads a stale partial.
 struct StreamKCase {
   GemmShape shape;
   double beta;
