@@ -6,6 +6,7 @@
 #include "gemm/host/modes.hpp"
 #include "reduce/reduce.hpp"
 
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 
@@ -67,8 +68,10 @@ void list_gemm(bool md) {
   std::string modes;
   for (gemm::Mode m : gemm::all_modes()) modes += (modes.empty() ? "" : ", ") + gemm::to_string(m);
   std::cout << "gemm variants (modes: " << modes << "):\n";
+  int width = 0;  // the longest name, so that the columns after it line up
+  for (const gemm::GemmVariant* v : gemm::registry().all()) width = std::max(width, static_cast<int>(v->info.name.size()));
   for (const gemm::GemmVariant* v : gemm::registry().all())
-    std::printf("  %-20s cc>=%-4s %-11s %s%s\n", v->info.name.c_str(), cc_text(v->info.min_cc).c_str(),
+    std::printf("  %-*s cc>=%-4s %-11s %s%s\n", width, v->info.name.c_str(), cc_text(v->info.min_cc).c_str(),
                 gemm::ops_names(v->ops).c_str(), v->info.summary.c_str(),
                 v->info.tuning ? " [tuning: runs when --variants names it]" : "");
   list_left_out(md);
@@ -92,11 +95,13 @@ void list_reduce(bool md) {
     return;
   }
   std::cout << "reduce variants (types: int32, int64, float, double; ops: sum, sumsq):\n";
+  int width = 0;
+  for (const reduce::ReduceVariant* v : reduce::registry().all()) width = std::max(width, static_cast<int>(v->info.name.size()));
   for (const reduce::ReduceVariant* v : reduce::registry().all()) {
     std::string notes = v->input_on_host ? "host input" : "device input";
     notes += v->info.deterministic ? ", deterministic" : ", non-deterministic";
     if (v->integral) notes += ", integral";
-    std::printf("  %-16s cc>=%-4s %s [%s]\n", v->info.name.c_str(), cc_text(v->info.min_cc).c_str(),
+    std::printf("  %-*s cc>=%-4s %s [%s]\n", width, v->info.name.c_str(), cc_text(v->info.min_cc).c_str(),
                 v->info.summary.c_str(), notes.c_str());
   }
 }
