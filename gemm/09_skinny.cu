@@ -707,10 +707,13 @@ bool bulk_runs() {
   return runs.get();
 }
 
+// Whether a pass runs the bulk dot form here: what launch_tc runs and describe names.
+bool takes_bulk(const Form& f) { return bulk_form(f) && bulk_runs(); }
+
 void launch_tc(const Form& f, ExecContext& ctx) {
   static PerDevice<int> dot_fit([](int) { return device_resident_blocks(tc_dot_kernel, 32 * kTcDotWarps); });
   static PerDevice<int> axpy_fit([](int) { return device_resident_blocks(tc_axpy_kernel, 32 * kTcAxWarps); });
-  if (bulk_form(f) && bulk_runs()) {
+  if (takes_bulk(f)) {
     static PerDevice<int> bulk_fit([](int) {
       return device_resident_blocks(tc_bulk_kernel, 32 * (kTcBulkWarps + 1), kTcBulkSmem);
     });
@@ -777,11 +780,11 @@ Form canonical(const GemmArgs& a) {
 std::string describe(const GemmArgs& a) {
   const Form f = canonical(a);
   const int passes = ceil_div(f.S, kMaxSide);
-  const char* form = split_form(f)                   ? "split dot"
-                     : bulk_form(f) && bulk_runs()     ? "tensor-core dot (bulk copies)"
-                     : tc_form(f)                      ? (f.dot() ? "tensor-core dot" : "tensor-core axpy")
-                     : f.dot()       ? "dot"
-                                     : "axpy";
+  const char* form = split_form(f) ? "split dot"
+                     : takes_bulk(f)  ? "tensor-core dot (bulk copies)"
+                     : tc_form(f)     ? (f.dot() ? "tensor-core dot" : "tensor-core axpy")
+                     : f.dot()        ? "dot"
+                                      : "axpy";
   return std::string(form) + " form, " + std::to_string(f.S) +
          " x " + std::to_string(f.L) + " (S x L), " + std::to_string(passes) + (passes == 1 ? " pass" : " passes");
 }
