@@ -104,6 +104,11 @@ struct Tile {
   static constexpr int WARPS_M = BM / kWarpRows, WARPS_N = BN / 32;
   static constexpr int MT = kWarpRows / 16, NT = 4;           // 16x8 mma tiles per consumer warp
   static constexpr int kWarpAcc = MT * NT * 4;                // accumulators per lane
+  // Each stage's first fragments loaded at the end of the stage before (struct Lead): in one group of 32 x 32 warps
+  // (16 MMAs a warp a stage) 1-5 points of cuBLAS faster on an H200; with 64 x 32 warps (32 MMAs a stage, 128
+  // accumulator registers) 1-7 points slower, in NN with spills and in TN with next to none (docs/gemm-notes.md,
+  // step 63).
+  static constexpr bool kLead = KGROUPS == 1 && MT == 2;
   static constexpr int kTileWarps = WARPS_M * WARPS_N;        // one group: the warps that read a stage
   static constexpr int kConsumerWarps = kTileWarps * KGROUPS;
   static constexpr int kThreads = 128 + 32 * kConsumerWarps;  // the producer warpgroup, then the consumers
@@ -126,6 +131,7 @@ struct Tile {
   static_assert(kConsumerWarps % 4 == 0, "consumers form whole warpgroups (setmaxnreg)");
   static_assert(KGROUPS == 1 || (KGROUPS == 2 && STAGES % 2 == 0 && MT % kRedRounds == 0),
                 "two groups take alternate stages of an even count");
+  static_assert(STAGES > KGROUPS, "with kLead a warp waits for its next stage before it releases the one it reads");
   static_assert(!kStoreTma || (KGROUPS == 1 && MT == 4), "C staged by the one group that covers the tile, 64 x 32 a warp");
 };
 
@@ -385,15 +391,51 @@ __device__ __forceinline__ void cluster_combine(const GemmArgs& a, const double 
   cluster_bar_wait(done);  // no block leaves while another reads its shared memory
 }
 
-// One stage's MMAs of a consumer warp: BK / 16 steps of 16 deep. a_off[j] is element (k = r_j, m = g) of a box
+// A consumer warp's fragments (mma.m16n8k16: lane 4g + t) in a stage at `as` (op(A)) or `bs` (op(B)): element i of
+// A's mma tile mt, or of B's mma tile nt, in the 16-deep step ks. a_off[j] is element (k = r_j, m = g) of a box
 // of A as stored (row r_j), b_off[j] element (n = g, k = r_j) of a box of B as stored (row g); the transposed
-// operands read with the other's offsets (header). The stage is a template parameter so that its
-// offset is part of every load's immediate: with a run-time stage the fragment addresses changed every stage, and
+// operands read with the other's offsets (header).
+template <class T>
+__device__ __forceinline__ double a_frag(const double* as, int ks, int mt, int i, const int (&a_off)[4],
+                                         const int (&b_off)[4]) {
+  return T::TA ? as[ks * T::BM * 16 + mt * 256 + 128 * (i % 2) + b_off[i / 2]]
+               : as[mt * 16 * T::BK + ks * 256 + (a_off[i / 2] ^ (8 * (i % 2)))];
+}
+template <class T>
+__device__ __forceinline__ double b_frag(const double* bs, int ks, int nt, int i, const int (&a_off)[4],
+                                         const int (&b_off)[4]) {
+  return T::TB ? bs[(nt / 2) * 16 * T::BK + ks * 256 + (a_off[i] ^ (8 * (nt % 2)))]
+               : bs[ks * T::BN * 16 + nt * 8 * 16 + b_off[i]];
+}
+
+// The fragments a stage's first MMA reads (A's mma tile 0 and B's mma tile 0 of its first 16-deep step), loaded at the
+// end of the warp's stage before, ahead of that stage's last MMAs (Tile::kLead): the first MMA of a stage then waits
+// neither for the full barrier nor for shared memory after the warp has released the stage before.
+struct Lead {
+  double a[8], b[4];
+};
+
+template <class T, int S>
+__device__ __forceinline__ void load_lead(Lead& lead, const double* a_warp, const double* b_warp, const int (&a_off)[4],
+                                          const int (&b_off)[4]) {
+  const double* as = a_warp + S * (T::kStageBytes / 8);
+  const double* bs = b_warp + S * (T::kStageBytes / 8);
+#pragma unroll
+  for (int i = 0; i < 4; ++i) lead.b[i] = b_frag<T>(bs, 0, 0, i, a_off, b_off);
+#pragma unroll
+  for (int i = 0; i < 8; ++i) lead.a[i] = a_frag<T>(as, 0, 0, i, a_off, b_off);
+}
+
+// One stage's MMAs of a consumer warp: BK / 16 steps of 16 deep, the first MMA's fragments from `lead`. Where the
+// warp's next stage SN is in the same unit (`more`), it waits for that stage (`full_next`, parity `parity_next`) and
+// loads its lead fragments before the last mma tile's MMAs. The stages are template parameters so that their
+// offsets are part of every load's immediate: with a run-time stage the fragment addresses changed every stage, and
 // ptxas, short of registers, recomputed them from the thread index each time (about 90 instructions and an S2R
 // ahead of each stage's first load).
-template <class T, int S>
+template <class T, int S, int SN>
 __device__ __forceinline__ void consume(double (&acc)[T::MT][T::NT][4], const double* a_warp, const double* b_warp,
-                                        const int (&a_off)[4], const int (&b_off)[4]) {
+                                        const int (&a_off)[4], const int (&b_off)[4], Lead& lead, bool more,
+                                        uint32_t full_next, uint32_t parity_next) {
   const double* as = a_warp + S * (T::kStageBytes / 8);
   const double* bs = b_warp + S * (T::kStageBytes / 8);
 #pragma unroll
@@ -403,15 +445,17 @@ __device__ __forceinline__ void consume(double (&acc)[T::MT][T::NT][4], const do
     for (int nt = 0; nt < T::NT; ++nt)
 #pragma unroll
       for (int i = 0; i < 4; ++i)
-        bf[nt][i] = T::TB ? bs[(nt / 2) * 16 * T::BK + ks * 256 + (a_off[i] ^ (8 * (nt % 2)))]
-                          : bs[ks * T::BN * 16 + nt * 8 * 16 + b_off[i]];
+        bf[nt][i] = T::kLead && ks == 0 && nt == 0 ? lead.b[i] : b_frag<T>(bs, ks, nt, i, a_off, b_off);
 #pragma unroll
     for (int mt = 0; mt < T::MT; ++mt) {
       double af[8];
 #pragma unroll
       for (int i = 0; i < 8; ++i)
-        af[i] = T::TA ? as[ks * T::BM * 16 + mt * 256 + 128 * (i % 2) + b_off[i / 2]]
-                      : as[mt * 16 * T::BK + ks * 256 + (a_off[i / 2] ^ (8 * (i % 2)))];
+        af[i] = T::kLead && ks == 0 && mt == 0 ? lead.a[i] : a_frag<T>(as, ks, mt, i, a_off, b_off);
+      if (T::kLead && ks == T::BK / 16 - 1 && mt == T::MT - 1 && more) {
+        bar_wait(full_next, parity_next);
+        load_lead<T, SN>(lead, a_warp, b_warp, a_off, b_off);
+      }
 #pragma unroll
       for (int nt = 0; nt < T::NT; ++nt) dmma::mma_16x8x16<dmma::Instr::K16>(acc[mt][nt], af, bf[nt]);
     }
@@ -659,6 +703,7 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
       const double* b_warp = smem + T::kABytes / 8 + (T::TB ? wn * 2 * 16 * T::BK : wn * 32 * 16);
       int stage = 0;
       uint32_t phase = 0;
+      [[maybe_unused]] Lead lead;
       for (long long u = 0; u < units; ++u) {
         const stream_k::Unit w = plan.unit(v, share, u);
         int tm, tn;
@@ -666,14 +711,27 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
         double acc[T::MT][T::NT][4] = {};
         // The k-tiles in rounds over the stages, so that every stage's index is a constant (a run-time index makes
         // ptxas recompute the fragment addresses, or dispatch through a jump table); a unit's
-        // first round starts at the stage the last one left off at.
+        // first round starts at the stage the last one left off at. The unit's first stage of this group waits and
+        // loads its lead fragments here; each later one had them loaded by the stage before (led).
+        [[maybe_unused]] bool led = false;
         for (int kt = w.kb; kt < w.ke;) {
           for_stages<T::STAGES>([&](auto s) {
             constexpr int S = decltype(s)::value;
             if (S != stage || kt >= w.ke) return;
             if (T::KGROUPS == 1 || S % T::KGROUPS == G) {  // this group's stage
-              bar_wait(smem_addr(&full[S]), phase);
-              consume<T, S>(acc, a_warp, b_warp, a_off, b_off);
+              constexpr int SN = (S + T::KGROUPS) % T::STAGES;  // the group's next stage
+              if constexpr (T::kLead) {
+                if (!led) {
+                  bar_wait(smem_addr(&full[S]), phase);
+                  load_lead<T, S>(lead, a_warp, b_warp, a_off, b_off);
+                }
+                led = kt + T::KGROUPS < w.ke;
+                consume<T, S, SN>(acc, a_warp, b_warp, a_off, b_off, lead, led, smem_addr(&full[SN]),
+                                  S + T::KGROUPS >= T::STAGES ? phase ^ 1 : phase);
+              } else {
+                bar_wait(smem_addr(&full[S]), phase);
+                consume<T, S, SN>(acc, a_warp, b_warp, a_off, b_off, lead, false, 0, 0);
+              }
               // Every lane's loads of this stage must have returned before the warp releases it: without the fence
               // ptxas issued the arrive ahead of the last MMAs and without waiting for their fragment loads, so a
               // TMA refilling the stage could overwrite data still being read. With it the arrive follows the last
