@@ -106,7 +106,7 @@ struct Tile {
   static constexpr int kWarpAcc = MT * NT * 4;                // accumulators per lane
   // Each stage's first fragments loaded at the end of the stage before (struct Lead): in one group of 32 x 32 warps
   // (16 MMAs a warp a stage) 1-5 points of cuBLAS faster on an H200; with 64 x 32 warps (32 MMAs a stage, 128
-  // accumulator registers) 1-7 points slower, in NN with spills and in TN with next to none (docs/gemm-notes.md,
+  // accumulator registers) 1-11 points slower, in NN with spills and in TN with next to none (docs/gemm-notes.md,
   // step 63).
   static constexpr bool kLead = KGROUPS == 1 && MT == 2;
   static constexpr int kTileWarps = WARPS_M * WARPS_N;        // one group: the warps that read a stage
