@@ -14,7 +14,8 @@
 // tiles 128 x 32 and 32 x 128, four warps of 32 x 32 a group, for C of 9 to 32 columns or rows, where the product
 // streams the large operand from DRAM and 64-wide tiles would double the tensor cores' work on padding;
 // docs/gemm-notes.md, step 37; and 128 x 64 with two groups of four 64 x 32 warps, a tuning variant that the
-// one-group form replaced in the rule, step 62).
+// one-group form replaced in the rule, step 62). In the one-group tiles of 32 x 32 warps each warp waits for its next
+// stage and loads that stage's first fragments ahead of the current stage's last MMAs (Tile::kLead, step 63).
 //
 // Shared memory, one stage (BM x BK of op(A), BK x BN of op(B)), everything in 128-byte rows swizzled by the
 // TMA's 128-byte pattern (the 16-byte chunk c of row r lands at chunk c ^ (r % 8); rows grouped in 1024-byte
