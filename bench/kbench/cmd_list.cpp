@@ -29,6 +29,14 @@ std::string step_link(const LadderPlace& place) {
   return link;
 }
 
+// The longest variant name in `variants` (a registry's all()), so that the columns after the names line up.
+template <class Variants>
+int name_width(const Variants& variants) {
+  int width = 0;
+  for (const auto* v : variants) width = std::max(width, static_cast<int>(v->info.name.size()));
+  return width;
+}
+
 std::string md_cell(std::string s) {
   for (std::size_t at = 0; (at = s.find('|', at)) != std::string::npos; at += 2) s.replace(at, 1, "\\|");
   return s;
@@ -68,8 +76,7 @@ void list_gemm(bool md) {
   std::string modes;
   for (gemm::Mode m : gemm::all_modes()) modes += (modes.empty() ? "" : ", ") + gemm::to_string(m);
   std::cout << "gemm variants (modes: " << modes << "):\n";
-  int width = 0;  // the longest name, so that the columns after it line up
-  for (const gemm::GemmVariant* v : gemm::registry().all()) width = std::max(width, static_cast<int>(v->info.name.size()));
+  const int width = name_width(gemm::registry().all());
   for (const gemm::GemmVariant* v : gemm::registry().all())
     std::printf("  %-*s cc>=%-4s %-11s %s%s\n", width, v->info.name.c_str(), cc_text(v->info.min_cc).c_str(),
                 gemm::ops_names(v->ops).c_str(), v->info.summary.c_str(),
@@ -95,8 +102,7 @@ void list_reduce(bool md) {
     return;
   }
   std::cout << "reduce variants (types: int32, int64, float, double; ops: sum, sumsq):\n";
-  int width = 0;
-  for (const reduce::ReduceVariant* v : reduce::registry().all()) width = std::max(width, static_cast<int>(v->info.name.size()));
+  const int width = name_width(reduce::registry().all());
   for (const reduce::ReduceVariant* v : reduce::registry().all()) {
     std::string notes = v->input_on_host ? "host input" : "device input";
     notes += v->info.deterministic ? ", deterministic" : ", non-deterministic";
