@@ -297,8 +297,18 @@ TEST(GemmValidator, SampledValidationCatchesWhatItSamples) {
   const GemmProblem p = make_problem({60, 40, 30, 63, 0, 61}, 1.25, 0.5, choose_seed());
   Eigen::MatrixXd c = host_result(p);
   EXPECT_TRUE(validate_sampled(p, c.data(), 4096).ok);
-  // A corner is always among the samples; just past its bound, it fails.
-  c(59, 39) += 1.01 * p.expected().bound(59, 39);
+  // A corner is always among the samples; just past its bound, it fails. Placed from the sampled check's own
+  // long-double value, not from the host result or the double reference, whose rounding (up to a few hundredths of
+  // the bound) could pull it back inside (KS_SEED=1874 did).
+  long double dot = 0, mag = 0;
+  for (int k = 0; k < p.shape.K; ++k) {
+    const long double x = p.op_a(59, k), y = p.op_b(k, 39);
+    dot += x * y;
+    mag += std::fabs(x * y);
+  }
+  const SampledExpectation at = sampled_expectation(p, 59, 39, dot, mag);
+  c(59, 39) = static_cast<double>(at.want + 1.01L * at.bound);
+  ASSERT_GT(std::fabs(static_cast<long double>(c(59, 39)) - at.want), at.bound);
   const GemmCheck corner = validate_sampled(p, c.data(), 4);
   EXPECT_FALSE(corner.ok);
   EXPECT_NE(corner.report.find("C(59, 39)"), std::string::npos) << corner.report;
@@ -327,7 +337,10 @@ TEST(GemmValidatorOnGpu, CatchesOneBrokenElementOfARealResult) {
   runner.run();
   Eigen::MatrixXd c = runner.result();
   ASSERT_TRUE(validate(p, c).ok);
-  c(50, 50) += 1.01 * p.expected().bound(50, 50);  // just past the element's own bound, whatever its size
+  // Just past the element's own bound, whatever its size, from the reference (the result's own error could pull an
+  // offset from the result back inside).
+  c(50, 50) = p.expected().ref(50, 50) + 1.01 * p.expected().bound(50, 50);
+  ASSERT_GT(std::abs(c(50, 50) - p.expected().ref(50, 50)), p.expected().bound(50, 50));
   EXPECT_FALSE(validate(p, c).ok);
 }
 

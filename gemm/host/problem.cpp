@@ -208,6 +208,16 @@ const GemmExpected& GemmProblem::expected() const {
   return *expected_;
 }
 
+SampledExpectation sampled_expectation(const GemmProblem& p, int i, int j, long double dot, long double mag) {
+  const long double eps = std::numeric_limits<double>::epsilon();
+  long double want = static_cast<long double>(p.alpha) * dot, scale = std::fabs(static_cast<long double>(p.alpha)) * mag;
+  if (p.beta != 0.0) {
+    want += static_cast<long double>(p.beta) * p.C0(i, j);
+    scale += std::fabs(static_cast<long double>(p.beta) * p.C0(i, j));
+  }
+  return {want, kBoundFactor * (p.shape.K + 2) * eps * scale + std::numeric_limits<double>::min()};
+}
+
 GemmCheck validate_sampled(const GemmProblem& p, const double* C, int samples) {
   const GemmShape& s = p.shape;
   GemmCheck r;
@@ -227,7 +237,6 @@ GemmCheck validate_sampled(const GemmProblem& p, const double* C, int samples) {
     std::uniform_int_distribution<int> row(0, s.M - 1), col(0, s.N - 1);
     while (static_cast<int>(at.size()) < samples) at.push_back({row(rng), col(rng)});
   }
-  const long double eps = std::numeric_limits<double>::epsilon();
   // The dot products, on every core, in runs of samples that share a row of op(A) or a column of op(B). A row of A
   // as stored (op(A) = A) or a column of B^T is K loads one leading dimension apart, a cache line each: such an
   // operand is gathered into a contiguous copy once per run where the runs follow it (by rows, unless op(B) alone is
@@ -288,13 +297,7 @@ GemmCheck validate_sampled(const GemmProblem& p, const double* C, int samples) {
   std::set<int> padded_columns;
   for (std::size_t e = 0; e < at.size(); ++e) {
     const auto [i, j] = at[e];
-    const long double dot = dots[e], mag = mags[e];
-    long double want = static_cast<long double>(p.alpha) * dot, scale = std::fabs(static_cast<long double>(p.alpha)) * mag;
-    if (p.beta != 0.0) {
-      want += static_cast<long double>(p.beta) * p.C0(i, j);
-      scale += std::fabs(static_cast<long double>(p.beta) * p.C0(i, j));
-    }
-    const long double bound = kBoundFactor * (s.K + 2) * eps * scale + std::numeric_limits<double>::min();
+    const auto [want, bound] = sampled_expectation(p, i, j, dots[e], mags[e]);
     const double got = C[i + static_cast<std::size_t>(j) * s.ldc];
     const long double err = std::fabs(static_cast<long double>(got) - want);
     if (!std::isfinite(got) || !(err <= bound)) {

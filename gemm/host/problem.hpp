@@ -103,6 +103,13 @@ GemmCheck validate(const GemmProblem& p, const Eigen::MatrixXd& C);
 // against a long-double dot product and the bound above (in long double); plus C's padding rows in the sampled
 // columns. `samples` >= 4.
 GemmCheck validate_sampled(const GemmProblem& p, const double* C, int samples);
+
+// What validate_sampled holds C(i, j) to, from op(A)'s row i times op(B)'s column j summed over k = 0 .. K - 1 in long
+// double (`dot`, and `mag` the sum of the products' magnitudes): alpha dot + beta C0(i, j), and the bound above.
+struct SampledExpectation {
+  long double want, bound;
+};
+SampledExpectation sampled_expectation(const GemmProblem& p, int i, int j, long double dot, long double mag);
 // A check's worst ratio (in units of the bound) in units of eps (|alpha| (|A||B|) + |beta| |C0|), the bound
 // being kBoundFactor (K + 2) of those (its DBL_MIN aside): kbench's max_error_eps_ab.
 constexpr double worst_in_eps_ab(double worst, int K) { return worst * kBoundFactor * (K + 2.0); }
