@@ -373,29 +373,41 @@ __device__ __forceinline__ void tc_stream(int first, int end, Load&& load, Compu
   }
 }
 
-// The dot forms' end of an item of TILES x 16 columns from l0: each warp's sums c[tile][r] = out(2 t + r % 2, l0 +
-// 16 tile + g + 8 (r / 2)) into red (warp w's entry 8 lc + s at red[w TILES 128 + 8 lc + s]), then the warps' sums in
-// warp order and the group's parts (tc_combine) into C. The block's first 32 W threads call it.
-template <int TILES, int W>
-__device__ __forceinline__ void tc_dot_finish(const Form& f, const double (&c)[TILES][4], double* red, int l0,
-                                              int parts, int grp, int part, double* partial, unsigned* tickets) {
-  constexpr int N = TILES * 16 * 8;
+// The tensor-core forms' end of an item of ROWS = TILES x 16 of the long side from l0: each warp's sums c[tile][r] =
+// out(2 t + r % 2, l0 + lc) into red (warp w's entry 8 lc + s at red[w ROWS 8 + 8 lc + s]), then the warps' sums in
+// warp order and the group's parts (tc_combine) into C. MMA row g of a tile is its l g and row g + 8 its g + 8 in the
+// dot forms, 2 g and 2 g + 1 in the axpy form (AXPY); the combine's entry e is s = e % 8 of lc = e / 8 in the dot
+// forms, lc = e % ROWS of s = e / ROWS in the axpy form (consecutive threads, consecutive l). The block's first 32 W
+// threads call it.
+template <int TILES, int W, bool AXPY = false>
+__device__ __forceinline__ void tc_finish(const Form& f, const double (&c)[TILES][4], double* red, int l0, int parts,
+                                          int grp, int part, double* partial, unsigned* tickets) {
+  constexpr int ROWS = TILES * 16, N = ROWS * 8;
   const int lane = threadIdx.x % 32, warp = threadIdx.x / 32, g = lane / 4, t = lane % 4;
 #pragma unroll
   for (int tile = 0; tile < TILES; ++tile)
 #pragma unroll
-    for (int r = 0; r < 4; ++r) red[warp * N + (16 * tile + g + 8 * (r / 2)) * 8 + 2 * t + r % 2] = c[tile][r];
+    for (int r = 0; r < 4; ++r) {
+      if constexpr (AXPY)
+        red[warp * N + (16 * tile + 2 * g + r / 2) * 8 + 2 * t + r % 2] = c[tile][r];
+      else
+        red[warp * N + (16 * tile + g + 8 * (r / 2)) * 8 + 2 * t + r % 2] = c[tile][r];
+    }
   tc_sync<32 * W>();
   tc_combine<N, 32 * W>(
       parts, grp, part, partial, tickets,
       [&](int e) {
         double v = 0;
 #pragma unroll
-        for (int w = 0; w < W; ++w) v += red[w * N + e];
+        for (int w = 0; w < W; ++w) v += red[w * N + (AXPY ? (e % ROWS) * 8 + e / ROWS : e)];
         return v;
       },
       [&](int e, double v) {
-        if (e % 8 < f.S && l0 + e / 8 < f.L) store(f, e % 8, l0 + e / 8, v);
+        if constexpr (AXPY) {
+          if (e / ROWS < f.S && l0 + e % ROWS < f.L) store(f, e / ROWS, l0 + e % ROWS, v);
+        } else {
+          if (e % 8 < f.S && l0 + e / 8 < f.L) store(f, e % 8, l0 + e / 8, v);
+        }
       });
   tc_sync<32 * W>();  // red is rewritten by the next item
 }
@@ -460,7 +472,7 @@ __global__ void __launch_bounds__(32 * kTcDotWarps, 2)
       }
     };
     tc_stream<W>(part * per + warp, c1, load, compute);
-    tc_dot_finish<1, W>(f, c, &red[0][0], l0, parts, grp, part, partial, tickets);
+    tc_finish<1, W>(f, c, &red[0][0], l0, parts, grp, part, partial, tickets);
   }
 }
 
@@ -512,25 +524,7 @@ __global__ void __launch_bounds__(32 * kTcAxWarps, 4)
       }
     };
     tc_stream<W>(part * per + warp, c1, load, compute);
-    // c[lg][r] = out(2 t + r % 2, l0 + 16 lg + 2 g + r / 2); the warps' sums in warp order, entry e = row e % ROWS
-    // of column e / ROWS (consecutive threads, consecutive l).
-#pragma unroll
-    for (int lg = 0; lg < LG; ++lg)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) red[warp][(16 * lg + 2 * g + r / 2) * 8 + 2 * t + r % 2] = c[lg][r];
-    tc_sync<32 * W>();
-    tc_combine<ROWS * 8, 32 * W>(
-        parts, grp, part, partial, tickets,
-        [&](int e) {
-          double v = 0;
-#pragma unroll
-          for (int w = 0; w < W; ++w) v += red[w][(e % ROWS) * 8 + e / ROWS];
-          return v;
-        },
-        [&](int e, double v) {
-          if (e / ROWS < f.S && l0 + e % ROWS < f.L) store(f, e / ROWS, l0 + e % ROWS, v);
-        });
-    tc_sync<32 * W>();  // red is rewritten by the next item
+    tc_finish<LG, W, true>(f, c, &red[0][0], l0, parts, grp, part, partial, tickets);  // c[lg][r]: l0 + 16 lg + 2 g + r / 2
   }
 }
 
@@ -668,7 +662,7 @@ __global__ void __launch_bounds__(32 * (kTcBulkWarps + 1), 2)
       asm volatile("fence.acq_rel.cta;\n" ::: "memory");
       tma::bar_arrive(tma::smem_addr(&empty[s]));
     }
-    tc_dot_finish<kTcBulkTiles, W>(f, c, red, l0, parts, grp, part, partial, tickets);
+    tc_finish<kTcBulkTiles, W>(f, c, red, l0, parts, grp, part, partial, tickets);
   }
 #endif
 }
