@@ -524,7 +524,8 @@ __global__ void __launch_bounds__(32 * kTcAxWarps, 4)
       }
     };
     tc_stream<W>(part * per + warp, c1, load, compute);
-    tc_finish<LG, W, true>(f, c, &red[0][0], l0, parts, grp, part, partial, tickets);  // c[lg][r]: l0 + 16 lg + 2 g + r / 2
+    // c[lg][r] = out(2 t + r % 2, l0 + 16 lg + 2 g + r / 2)
+    tc_finish<LG, W, true>(f, c, &red[0][0], l0, parts, grp, part, partial, tickets);
   }
 }
 
