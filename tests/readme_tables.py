@@ -95,7 +95,8 @@ def shapes_classes_table(paths):
                 cells.append("not measured")
                 continue
             low = min(rows, key=lambda r: r.vs_anchor)
-            cells.append(f"{gmean(rows):.3f}, {'lowest ' if i == 0 else ''}{100 * low.vs_anchor:.1f}% ({shape_text(low)})")
+            lowest = "lowest " if i == 0 else ""
+            cells.append(f"{gmean(rows):.3f}, {lowest}{100 * low.vs_anchor:.1f}% ({shape_text(low)})")
         sizes = max(len(classes.get(name, [])) for classes in per_run)
         out.append(f"| {SHAPE_CLASSES.get(name, name)} | {sizes} | " + " | ".join(cells) + " |")
     cells = []
@@ -147,6 +148,10 @@ def ozaki_table(paths):
            "|---|---" + "|---:" * len(sizes) + "|---|"]
     last = None
 
+    def moduli(r):
+        m = r.labels.get("ozaki_moduli", r.extra.get("ozaki_moduli", "?"))
+        return f"{m:g}" if isinstance(m, float) else str(m)
+
     def span(values):
         lo, hi = min(values), max(values)
         return f"{lo:.2f}" if f"{lo:.2f}" == f"{hi:.2f}" else f"{lo:.2f}-{hi:.2f}"
@@ -157,9 +162,7 @@ def ozaki_table(paths):
         dist = next(iter(rows.values())).distribution
         name = run_name(results)
         data = "uniform" if dist == "uniform" else dist.replace("exp:", "PHI ")
-        cells = [f"{rows[m].vs_anchor:.3f}x ({rows[m].labels.get('ozaki_moduli', rows[m].extra.get('ozaki_moduli', '?')):})"
-                 if m in rows else "not measured" for m in sizes]
-        cells = [c.replace(".0)", ")") for c in cells]
+        cells = [f"{rows[m].vs_anchor:.3f}x ({moduli(rows[m])})" if m in rows else "not measured" for m in sizes]
         errors = span([r.extra["max_error_eps_ab"] for r in rows.values()]) + " / " + span(
             [r.extra["max_error_eps_ab"] for r in native.values()])
         out.append(f"| {name if name != last else ''} | {data} | " + " | ".join(cells) + f" | {errors} |")
