@@ -133,8 +133,11 @@ def shapes_rows_table(paths):
         row = [last.labels.get("shape_class", "?"), "x".join(map(str, key))]
         for run in cells:
             r = run.get(key)
-            anchor = r and r.extra.get("interleaved_anchor_ms", r.median_ms * r.vs_anchor)  # vs_anchor: anchor / ours
-            row += [f"{anchor:.4g}", f"{100 * r.vs_anchor:.1f}%"] if r else ["", ""]
+            if r is None:
+                row += ["", ""]
+                continue
+            anchor = r.extra.get("interleaved_anchor_ms", r.median_ms * r.vs_anchor)  # vs_anchor: anchor / ours
+            row += [f"{anchor:.4g}", f"{100 * r.vs_anchor:.1f}%"]
         out.append("| " + " | ".join(row + [what_ran(last)]) + " |")
     return "\n".join(out) + "\n"
 
