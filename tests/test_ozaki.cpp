@@ -612,6 +612,180 @@ TEST(OzakiRule, AccurateShiftsKeepTheIntegerProductExact) {
   }
 }
 
+// rho and tau of a view's rows (A's rows, B's columns) as the device's statistics define them: the largest over
+// the finite non-zero rows, tau measured where a row's largest magnitude lies in [2^-400, 2^400], else its bound
+// sqrt(rho); 1 where no row counts. With norm, rho at each measured row's norm exponent (norm_exponent), and spread
+// the largest magnitudes' rho (without, the same as rho). Each counted row's rho and tau into *each (when given).
+struct HostStats {
+  double rho = 1, tau = 1, spread = 1;
+};
+HostStats host_rho_tau(const Eigen::MatrixXd& rows, bool norm, std::vector<std::pair<double, double>>* each = nullptr) {
+  HostStats h;
+  const double K = static_cast<double>(rows.cols());
+  for (Eigen::Index r = 0; r < rows.rows(); ++r) {
+    const double amax = rows.row(r).cwiseAbs().maxCoeff(), sum = rows.row(r).cwiseAbs().sum();
+    if (!(amax > 0) || !std::isfinite(amax)) continue;
+    int e = 0;
+    std::frexp(amax, &e);
+    const double spread_r = std::ldexp(K / sum, e);
+    double tau_r = std::sqrt(spread_r);
+    const bool measured = amax >= 0x1p-400 && amax <= 0x1p400;
+    if (measured) tau_r = std::min(tau_r, std::sqrt(K * rows.row(r).squaredNorm()) / sum);
+    const int used = norm && measured ? norm_exponent(std::sqrt(rows.row(r).squaredNorm() / K), e) : e;
+    const double rho_r = std::ldexp(K / sum, used);
+    h.rho = std::max(h.rho, rho_r);
+    h.tau = std::max(h.tau, tau_r);
+    h.spread = std::max(h.spread, spread_r);
+    if (each) each->emplace_back(rho_r, tau_r);
+  }
+  return h;
+}
+
+// The statistics the rule reads for A and B (unbinned), as host_rho_tau has them.
+Stats host_stats(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, bool norm) {
+  const HostStats a = host_rho_tau(A, norm), b = host_rho_tau(B.transpose(), norm);
+  Stats s{a.rho, a.tau, b.rho, b.tau};
+  s.spread_a = a.spread;
+  s.spread_b = b.spread;
+  s.norm = norm;
+  return s;
+}
+
+// Norm scaling (ozaki.hpp): each row's exponent from its root mean square keeps the exact integer product below
+// K 2^S (Cauchy and Schwarz) and every scaled element within the residues' 2^62, on uniform, exp:1 and exp:2 data
+// with rows of other scales, a zero row, a row of one large element among tiny ones (norm_exponent's cap on the gap)
+// and K up to 2^17, at every split the bounds allow; and it lowers some row's exponent below its largest magnitude's.
+TEST(OzakiRule, NormScalingKeepsTheIntegerProductBelowHalfP) {
+  std::mt19937_64 rng(choose_seed());
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::normal_distribution<double> g;
+  const std::tuple<int, int, int> shapes[] = {{24, 20, 96}, {6, 5, 4096}, {3, 2, kMaxK}};
+  for (int trial = 0; trial < 24; ++trial) {
+    const auto [M, N, K] = shapes[trial % 3];
+    const double phi = trial / 3 % 3;  // uniform, exp:1, exp:2
+    Eigen::MatrixXd A(M, K), B(K, N);
+    for (int i = 0; i < M; ++i)
+      for (int k = 0; k < K; ++k) A(i, k) = u(rng) * std::exp(phi * g(rng)) * std::ldexp(1.0, i % 5 - 2);
+    for (int k = 0; k < K; ++k)
+      for (int j = 0; j < N; ++j) B(k, j) = u(rng) * std::exp(phi * g(rng));
+    if (trial % 4 == 1) A.row(M - 1).setZero();
+    if (trial % 4 == 2) {  // one element 2^40 above the rest: the gap is capped
+      A.row(0) *= 0x1p-40;
+      A(0, K / 2) = 1.0;
+    }
+    auto exponents = [](const Eigen::MatrixXd& rows, std::vector<int>& e, std::vector<int>& en) {
+      for (Eigen::Index r = 0; r < rows.rows(); ++r) {
+        const double amax = rows.row(r).cwiseAbs().maxCoeff();
+        int x = 0;
+        std::frexp(amax, &x);
+        e.push_back(x);
+        en.push_back(amax > 0 ? norm_exponent(std::sqrt(rows.row(r).squaredNorm() / rows.cols()), x) : x);
+      }
+    };
+    std::vector<int> e, en, f, fn;
+    exponents(A, e, en);
+    exponents(B.transpose(), f, fn);
+    int lowered = 0;
+    for (std::size_t i = 0; i < e.size(); ++i) {
+      ASSERT_LE(en[i], e[i]);
+      ASSERT_GE(en[i], e[i] - kNormMaxGap);
+      lowered += en[i] < e[i];
+    }
+    if (phi > 0 || trial % 4 == 2) {  // uniform rows sit within a factor 2 of their largest magnitude
+      EXPECT_GT(lowered, 0) << "trial " << trial << ": no row of A below its largest magnitude's exponent";
+    }
+    if (trial % 4 == 2) {  // sqrt(K) x its root mean square: the gap (about log2(sqrt(K)) + 1) is capped at K = 2^17
+      if (K == kMaxK) {
+        EXPECT_EQ(en[0], e[0] - kNormMaxGap) << "trial " << trial;
+      } else {
+        EXPECT_LT(en[0], e[0] - 2) << "trial " << trial << ", K " << K;
+      }
+    }
+    Stats s{1, 1, 1, 1};
+    s.norm = true;
+    const int n = 12 + trial % 4, S = scale_bits(n, K);
+    const auto [q0, unused] = split_bits(s, S);
+    // the split's extremes and its middle: every one the bounds let through
+    for (const int want : {0, q0, 62}) {
+      Stats lean = s;
+      lean.rho_a = want == 0 ? 1e-30 : want == 62 ? 1e30 : 1;
+      const auto [qa, qb] = split_bits(lean, S);
+      ASSERT_GE(std::min(qa, qb), kNormMinBits);
+      ASSERT_LE(std::max(qa, qb), 62 - kNormMaxGap);
+      for (int i = 0; i < M; ++i)
+        for (int j = 0; j < N; ++j) {
+          Int128 x = 0;
+          for (int k = 0; k < K; ++k) {
+            const double sa = std::ldexp(A(i, k), qa - en[i]), sb = std::ldexp(B(k, j), qb - fn[j]);
+            ASSERT_LE(std::fabs(sa), 0x1p62);
+            ASSERT_LE(std::fabs(sb), 0x1p62);
+            x += static_cast<Int128>(std::llrint(sa)) * std::llrint(sb);
+          }
+          const long double mag = std::fabs(static_cast<long double>(x));
+          ASSERT_LT(mag, std::ldexp(static_cast<long double>(K), qa + qb))
+              << "trial " << trial << ", (" << i << ", " << j << "), split " << qa << " + " << qb;
+        }
+    }
+  }
+}
+
+// The norm scaling's split: each side within [kNormMinBits, 62 - kNormMaxGap] whatever the statistics, the bits
+// beyond twice the most left unused; norm_exponent at and around powers of two, and its cap.
+TEST(OzakiRule, NormScalingSplitKeepsBothSidesInBounds) {
+  Stats even{2, 1.2, 2, 1.2};
+  even.norm = true;
+  const int most = 62 - kNormMaxGap;
+  for (int S : {77, 96, 108, 111, 124}) {
+    for (double lean : {1e-30, 1.0, 1e30}) {
+      Stats s = even;
+      s.rho_a = lean;
+      const auto [qa, qb] = split_bits(s, S);
+      EXPECT_GE(std::min(qa, qb), kNormMinBits) << S << ", lean " << lean;
+      EXPECT_LE(std::max(qa, qb), most) << S << ", lean " << lean;
+      EXPECT_EQ(qa + qb, std::min(S, 2 * most)) << S << ", lean " << lean;
+    }
+  }
+  EXPECT_EQ(split_bits(even, 96), std::make_pair(48, 48));
+  EXPECT_THROW(split_bits(even, 2 * kNormMinBits - 1), std::logic_error);
+  EXPECT_EQ(norm_exponent(0.5, 3), 0) << "0.5 (1 + margin) lies above 2^-1";
+  EXPECT_EQ(norm_exponent(0.49, 3), -1);
+  EXPECT_EQ(norm_exponent(0.99, 0), 0);
+  EXPECT_EQ(norm_exponent(1.0, 0), 0) << "never above the largest magnitude's exponent";
+  EXPECT_EQ(norm_exponent(0x1p-20, 0), -kNormMaxGap) << "capped";
+}
+
+// The rule on the statistics of simulated operands (4096 x 4096 x 4096, drawn as kbench's exp:PHI draws: uniform
+// times exp(PHI N(0, 1))): norm scaling never needs more moduli than the scaling by the largest magnitudes, and at
+// PHI 0.5 and 1 fewer; a fixed count still refuses data whose largest magnitudes sit far above their mean.
+TEST(OzakiRule, NormScalingNeedsFewerModuliWhereMagnitudesSpread) {
+  std::mt19937_64 rng(choose_seed());
+  std::uniform_real_distribution<double> u(-1.0, 1.0);
+  std::normal_distribution<double> g;
+  const int K = 4096, rows = 256;  // 256 rows a side stand for 4096: the maxima of the rows' statistics
+  for (double phi : {0.0, 0.5, 1.0}) {
+    Eigen::MatrixXd A(rows, K), B(K, rows);
+    for (Eigen::Index i = 0; i < A.size(); ++i) A.data()[i] = u(rng) * std::exp(phi * g(rng));
+    for (Eigen::Index i = 0; i < B.size(); ++i) B.data()[i] = u(rng) * std::exp(phi * g(rng));
+    const Stats by_max = host_stats(A, B, false), by_norm = host_stats(A, B, true);
+    EXPECT_LE(by_norm.rho_a, by_max.rho_a);
+    EXPECT_EQ(by_norm.spread_a, by_max.rho_a);
+    const Decision dm = decide(K, K, K, by_max), dn = decide(K, K, K, by_norm);
+    std::cout << "PHI " << phi << ": largest magnitudes " << dm.moduli << " moduli (rho " << by_max.rho_a << "), norms "
+              << dn.moduli << " (rho " << by_norm.rho_a << ")\n";
+    ASSERT_GT(dn.moduli, 0) << dn.reason;
+    if (dm.moduli > 0) {
+      EXPECT_LE(dn.moduli, dm.moduli) << "PHI " << phi;
+      if (phi > 0) {
+        EXPECT_LT(dn.moduli, dm.moduli) << "PHI " << phi;
+      }
+    }
+  }
+  Stats spread{3, 1.5, 3, 1.5};
+  spread.spread_a = 2 * kMaxFixedRho;
+  spread.norm = true;
+  EXPECT_EQ(decide(4096, 4096, 4096, spread, 14).moduli, 0) << "the fixed count's guard reads the spread";
+}
+
 TEST(OzakiRule, AccurateWorkspaceHoldsOneMoreSet) {
   const Workspace f = workspace(1000, 300, 77, 14), a = workspace(1000, 300, 77, 14, true);
   EXPECT_EQ(a.bytes, 15 * (f.a_stride + f.b_stride + f.p_stride));
@@ -697,7 +871,7 @@ TEST(Ozaki, AsAccurateAsNativeDgemm) {
     const GemmProblem p = make_problem({4096, 4096, 8192}, 1.0, 0.0, seed, parse_operands(dist));
     const Eigen::MatrixXd native = device_result("cublas", p, ctx);
     const double n = error_ratio(p, native, 20000);
-    for (const char* v : {"ozaki", "ozaki_accurate"}) {
+    for (const char* v : {"ozaki", "ozaki_max_scaling", "ozaki_accurate"}) {
       std::string moduli;
       const Eigen::MatrixXd emulated = device_result(v, p, ctx, &moduli);
       const double e = error_ratio(p, emulated, 20000);
@@ -832,28 +1006,6 @@ TEST(Ozaki, RowsAndColumnsOfVeryDifferentScale) {
   }
 }
 
-// rho and tau of a view's rows (A's rows, B's columns) as the device's statistics define them: the largest over
-// the finite non-zero rows, tau measured where a row's largest magnitude lies in [2^-400, 2^400], else its bound
-// sqrt(rho); 1 where no row counts. Each counted row's rho and tau into *each (when given).
-std::pair<double, double> host_rho_tau(const Eigen::MatrixXd& rows,
-                                       std::vector<std::pair<double, double>>* each = nullptr) {
-  double rho = 1, tau = 1;
-  const double K = static_cast<double>(rows.cols());
-  for (Eigen::Index r = 0; r < rows.rows(); ++r) {
-    const double amax = rows.row(r).cwiseAbs().maxCoeff(), sum = rows.row(r).cwiseAbs().sum();
-    if (!(amax > 0) || !std::isfinite(amax)) continue;
-    int e = 0;
-    std::frexp(amax, &e);
-    const double rho_r = std::ldexp(K / sum, e);
-    double tau_r = std::sqrt(rho_r);
-    if (amax >= 0x1p-400 && amax <= 0x1p400) tau_r = std::min(tau_r, std::sqrt(K * rows.row(r).squaredNorm()) / sum);
-    rho = std::max(rho, rho_r);
-    tau = std::max(tau, tau_r);
-    if (each) each->emplace_back(rho_r, tau_r);
-  }
-  return {rho, tau};
-}
-
 // The device's rho bins of one operand (the ozaki_rho_bins note: "largest rho:rows" per bin, A's, then B's after
 // " |") against the host's rows: every counted row in one bin, each bin's rows and largest rho as the host has
 // them, except that a row whose rho lies within 1e-9 of a bin's edge may fall on either side of it.
@@ -900,23 +1052,33 @@ TEST(Ozaki, MeasuresTheSpreadOfItsInputs) {
     p.A.row(7) *= std::ldexp(1.0, 300);
     p.B.col(11) *= std::ldexp(1.0, -600);
     p.B.col(5).setZero();
-    device_result("ozaki_14", p, ctx);
-    ASSERT_TRUE(ctx.notes().count("ozaki_inputs")) << dist;
-    const std::string noted = ctx.notes().at("ozaki_inputs");
-    double d[4] = {};
-    ASSERT_EQ(std::sscanf(noted.c_str(), "rho_a=%lf rho_b=%lf tau_a=%lf tau_b=%lf", &d[0], &d[1], &d[2], &d[3]), 4)
-        << noted;
-    std::vector<std::pair<double, double>> rows_a, rows_b;  // each counted row's rho and tau, for the bins below
-    const auto [rho_a, tau_a] = host_rho_tau(p.A, &rows_a);
-    const auto [rho_b, tau_b] = host_rho_tau(p.B.transpose(), &rows_b);
-    const double host[4] = {rho_a, rho_b, tau_a, tau_b};
-    for (int t = 0; t < 4; ++t)
-      EXPECT_NEAR(d[t], host[t], 1e-5 * host[t]) << dist << ": " << noted << " (slot " << t << ")";
-    EXPECT_LT(tau_a, std::sqrt(rho_a) * 0.99) << dist << ": tau measured, not the bound";
-    ASSERT_TRUE(ctx.notes().count("ozaki_rho_bins")) << dist;
-    EXPECT_EQ(rows_b.size(), 199u) << "the zero column is not counted";
-    expect_bins_match(ctx.notes().at("ozaki_rho_bins"), false, rows_a, dist);
-    expect_bins_match(ctx.notes().at("ozaki_rho_bins"), true, rows_b, dist);
+    for (const bool norm : {true, false}) {  // ozaki_14 scales by the norms, accurate scaling by the largest magnitudes
+      const char* v = norm ? "ozaki_14" : "ozaki_14_accurate";
+      device_result(v, p, ctx);
+      ASSERT_TRUE(ctx.notes().count("ozaki_inputs")) << dist << ", " << v;
+      const std::string noted = ctx.notes().at("ozaki_inputs");
+      double d[6] = {};
+      ASSERT_EQ(std::sscanf(noted.c_str(), "rho_a=%lf rho_b=%lf tau_a=%lf tau_b=%lf", &d[0], &d[1], &d[2], &d[3]), 4)
+          << noted;
+      std::vector<std::pair<double, double>> rows_a, rows_b;  // each counted row's rho and tau, for the bins below
+      const HostStats a = host_rho_tau(p.A, norm, &rows_a), b = host_rho_tau(p.B.transpose(), norm, &rows_b);
+      std::vector<double> host = {a.rho, b.rho, a.tau, b.tau};
+      if (norm) {
+        const std::size_t at = noted.find("rho_a=", 1);
+        ASSERT_NE(at, std::string::npos) << noted;
+        ASSERT_EQ(std::sscanf(noted.c_str() + at, "rho_a=%lf rho_b=%lf", &d[4], &d[5]), 2) << noted;
+        host.push_back(a.spread);
+        host.push_back(b.spread);
+        EXPECT_LT(a.rho, a.spread) << dist << ": some row of A scaled below its largest magnitude";
+      }
+      for (std::size_t t = 0; t < host.size(); ++t)
+        EXPECT_NEAR(d[t], host[t], 1e-5 * host[t]) << dist << ", " << v << ": " << noted << " (slot " << t << ")";
+      EXPECT_LT(a.tau, std::sqrt(a.spread) * 0.99) << dist << ": tau measured, not the bound";
+      ASSERT_TRUE(ctx.notes().count("ozaki_rho_bins")) << dist;
+      EXPECT_EQ(rows_b.size(), 199u) << "the zero column is not counted";
+      expect_bins_match(ctx.notes().at("ozaki_rho_bins"), false, rows_a, dist);
+      expect_bins_match(ctx.notes().at("ozaki_rho_bins"), true, rows_b, dist);
+    }
   }
 }
 
@@ -956,9 +1118,7 @@ TEST(Ozaki, SpeculatedResiduesAreKeptOnlyForTheSameDecision) {
   for (int k = 0; k < shape.K; ++k)
     if (k % 32 != 0) p2.A.col(k) *= 1.0 / 64;  // rho_a about 40, under kMaxFixedRho: ozaki_14 still emulates
   auto qa_of = [&](const GemmProblem& p) {
-    const auto [rho_a, tau_a] = host_rho_tau(p.A);
-    const auto [rho_b, tau_b] = host_rho_tau(p.B.transpose());
-    return split_bits(Stats{rho_a, tau_a, rho_b, tau_b}, scale_bits(14, shape.K)).first;
+    return split_bits(host_stats(p.A, p.B, true), scale_bits(14, shape.K)).first;
   };
   ASSERT_NE(qa_of(p1), qa_of(p2)) << "the two problems must decide different splits";
   const GemmVariant& v = *registry().find("ozaki_14");

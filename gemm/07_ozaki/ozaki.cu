@@ -2,7 +2,8 @@
 //
 // One launch, on the context's stream (steps 3 and 4 beside each other from 16384^3: the pipeline below):
 //   1. statistics: per row of A and column of B, the largest magnitude (as bits, so NaN wins), the sum of
-//      magnitudes and the sum of squares; then per row the exponent e_i and the rule's rho and tau; the host reads
+//      magnitudes and the sum of squares; then per row the exponent e_i (norm scaling: from the sum of squares,
+//      ozaki.hpp) and the rule's rho and tau; the host reads
 //      A's and B's largest rho and tau and their bins back (one copy and a wait) and decides the moduli count, or
 //      native DGEMM. Where a launch before decided for the same operands, step 2 for its decision is enqueued
 //      behind the copy, so the GPU does not idle while the host decides, and kept where the decision is the same;
@@ -267,13 +268,15 @@ __device__ __forceinline__ void block_bin(unsigned long long* bins, int slot, un
 // Per row of A (r < M) and of B (r >= M, R = M + N rows in all): e (amax < 2^e), or kBad; over each operand's
 // finite non-zero rows, the largest rho = 2^e / mean |x| into rho_max[0] (A) or rho_max[1] (B) and the largest
 // tau = rms / mean |x| = sqrt(K sum x^2) / sum |x| (at most sqrt(rho): rms^2 <= max |x| mean |x|) into tau_max[0]
-// or [1], and each such row into its rho bin (kBinSlots slots from bins: A's, then B's). The block is whole warps,
-// each thread one row.
-__global__ void exponents_kernel(std::size_t M, std::size_t R, int K, const unsigned long long* amax,
+// or [1], and each such row into its rho bin (kBinSlots slots from bins: A's, then B's). With `norm`, e is the
+// row's norm exponent (ozaki.hpp, norm_exponent) where its tau is measured, rho is taken at it, and the largest
+// magnitudes' rho goes to spread_max[0] or [1] (without, the same as rho). The block is whole warps, each thread
+// one row.
+__global__ void exponents_kernel(std::size_t M, std::size_t R, int K, bool norm, const unsigned long long* amax,
                                  const double* sum, const double* sumsq, int* e, unsigned long long* rho_max,
-                                 unsigned long long* tau_max, unsigned long long* bins) {
+                                 unsigned long long* tau_max, unsigned long long* bins, unsigned long long* spread_max) {
   const std::size_t r = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
-  unsigned long long rho_bits = 0, tau_bits = 0;
+  unsigned long long rho_bits = 0, tau_bits = 0, spread_bits = 0;
   int bin = -1;
   if (r < R) {
     const double m = __longlong_as_double(static_cast<long long>(amax[r]));
@@ -282,12 +285,17 @@ __global__ void exponents_kernel(std::size_t M, std::size_t R, int K, const unsi
       ex = 0;
       if (m > 0) {
         frexp(m, &ex);
-        const double rho = row_rho(K, sum[r], ex);
-        double tau = sqrt(rho);
-        if (m >= kTauLow && m <= kTauHigh) tau = fmin(tau, sqrt(K * sumsq[r]) / sum[r]);
+        const double spread = row_rho(K, sum[r], ex);
+        double tau = sqrt(spread);
+        const bool measured = m >= kTauLow && m <= kTauHigh;
+        if (measured) tau = fmin(tau, sqrt(K * sumsq[r]) / sum[r]);
+        const int used = norm && measured ? norm_exponent(sqrt(sumsq[r] / K) / kSumScale, ex) : ex;
+        const double rho = used == ex ? spread : row_rho(K, sum[r], used);
         rho_bits = max_bits(rho);
         tau_bits = max_bits(tau);
+        spread_bits = max_bits(spread);
         bin = isfinite(rho) ? rho_bin(rho) : kRhoBins - 1;  // an infinite rho (or tau) makes the estimate infinite
+        ex = used;
       }
     }
     e[r] = ex;
@@ -298,6 +306,8 @@ __global__ void exponents_kernel(std::size_t M, std::size_t R, int K, const unsi
   warp_atomic_max(rho_max + 1, b_row ? rho_bits : 0);
   warp_atomic_max(tau_max, b_row ? 0 : tau_bits);
   warp_atomic_max(tau_max + 1, b_row ? tau_bits : 0);
+  warp_atomic_max(spread_max, b_row ? 0 : spread_bits);
+  warp_atomic_max(spread_max + 1, b_row ? spread_bits : 0);
   block_bin(bins, bin < 0 ? -1 : b_row ? kBinSlots + bin : bin, rho_bits, tau_bits);
 }
 
@@ -551,10 +561,11 @@ struct DeviceStats {
   unsigned long long* rho;   // the slots below: A's and B's rho and tau; with accurate scaling the effective rho
   int* shift;                // M + N coarse shifts (accurate scaling), else null
 };
-// st.rho's slots: A's rho, B's rho, A's tau, B's tau, A's rho bins and B's (dev::kBinSlots each); with accurate
-// scaling then kShiftCap + 1 of A's effective rho (one per cap), and as many of B's.
+// st.rho's slots: A's rho, B's rho, A's tau, B's tau, A's rho bins and B's (dev::kBinSlots each), A's and B's spread
+// (Stats); with accurate scaling then kShiftCap + 1 of A's effective rho (one per cap), and as many of B's.
 constexpr int kRhoA = 0, kRhoB = 1, kTauA = 2, kTauB = 3, kBinsA = 4, kBinsB = kBinsA + dev::kBinSlots;
-constexpr int kShiftedA = kBinsB + dev::kBinSlots, kShiftedB = kShiftedA + kShiftCap + 1;
+constexpr int kSpreadA = kBinsB + dev::kBinSlots, kSpreadB = kSpreadA + 1;
+constexpr int kShiftedA = kSpreadB + 1, kShiftedB = kShiftedA + kShiftCap + 1;
 constexpr int kRhoSlots = kShiftedB + kShiftCap + 1;
 
 // The row views of the operands: A's rows are op(A)'s (k contiguous where op(A) = A^T), B's are op(B)'s columns
@@ -592,7 +603,7 @@ void refuse_unless_fits(const Workspace& w, int n, ExecContext& ctx) {
   if (!refusal.empty()) throw std::runtime_error(refusal);
 }
 
-using Key = std::tuple<const void*, const void*, int, int, int, int, int, Op, Op, int, bool>;
+using Key = std::tuple<const void*, const void*, int, int, int, int, int, Op, Op, int, bool, bool>;
 std::mutex cache_mutex;
 std::map<Key, Decision>& decisions() {
   static std::map<Key, Decision> m;
@@ -604,10 +615,10 @@ std::map<Key, Decision>& decisions() {
 // earlier launch of this process made for the same operands (pointers, shape, count, scaling), or null; the copy
 // is followed by an event, so work before_wait enqueues runs while the host waits and decides.
 template <class BeforeWait>
-Decision choose(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, int fixed, std::optional<Stats>* read,
-                BeforeWait&& before_wait) {
+Decision choose(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, int fixed, bool norm,
+                std::optional<Stats>* read, BeforeWait&& before_wait) {
   const bool accurate = st.shift != nullptr;
-  const Key key{a.A, a.B, a.M, a.N, a.K, a.lda, a.ldb, a.transa, a.transb, fixed, accurate};
+  const Key key{a.A, a.B, a.M, a.N, a.K, a.lda, a.ldb, a.transa, a.transb, fixed, accurate, norm};
   Shifts shifts;  // unset entries count as 1 (decide takes max(rho, 1))
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   CUDA_CHECK(cudaStreamIsCapturing(ctx.stream(), &capture));
@@ -619,7 +630,9 @@ Decision choose(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, int 
   }
   if (capture != cudaStreamCaptureStatusNone) {
     if (remembered) return *remembered;
-    Decision d = decide(a.M, a.N, a.K, Stats{}, fixed ? fixed : kMaxModuli, accurate ? &shifts : nullptr);
+    Stats none;
+    none.norm = norm;
+    Decision d = decide(a.M, a.N, a.K, none, fixed ? fixed : kMaxModuli, accurate ? &shifts : nullptr);
     if (d.moduli)
       d.reason = "captured without statistics: " + std::to_string(d.moduli) + " moduli" +
                  (d.accurate ? ", accurate scaling" : "");
@@ -640,6 +653,9 @@ Decision choose(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, int 
   std::copy(rho + kShiftedA, rho + kShiftedB, shifts.rho_a);
   std::copy(rho + kShiftedB, rho + kRhoSlots, shifts.rho_b);
   Stats s{rho[kRhoA], rho[kTauA], rho[kRhoB], rho[kTauB]};
+  s.spread_a = rho[kSpreadA];
+  s.spread_b = rho[kSpreadB];
+  s.norm = norm;
   for (const auto& [bins, at] : {std::pair{&s.bins_a, host + kBinsA}, std::pair{&s.bins_b, host + kBinsB}})
     for (int b = 0; b < kRhoBins; ++b) {  // counts as integers, maxima as the bits of doubles (at least 1, as above)
       bins->count[b] = static_cast<double>(at[b]);
@@ -699,7 +715,7 @@ void coarse_shifts(const GemmArgs& a, ExecContext& ctx, DeviceStats& st) {
   CUDA_CHECK(cudaGetLastError());
 }
 
-DeviceStats statistics(const GemmArgs& a, ExecContext& ctx, bool accurate) {
+DeviceStats statistics(const GemmArgs& a, ExecContext& ctx, bool accurate, bool norm) {
   const std::size_t R = static_cast<std::size_t>(a.M) + a.N;
   DeviceStats st{};
   // The arrays the kernels accumulate into, in one region and zeroed by one memset (each memset is a few
@@ -724,11 +740,12 @@ DeviceStats statistics(const GemmArgs& a, ExecContext& ctx, bool accurate) {
     });
   });
   CUDA_CHECK(cudaGetLastError());
-  static_assert(kRhoB == kRhoA + 1 && kTauB == kTauA + 1 && kBinsB == kBinsA + dev::kBinSlots,
+  static_assert(kRhoB == kRhoA + 1 && kTauB == kTauA + 1 && kBinsB == kBinsA + dev::kBinSlots &&
+                    kSpreadB == kSpreadA + 1,
                 "exponents_kernel writes A's slot, then B's");
   dev::exponents_kernel<<<static_cast<unsigned>((R + 255) / 256), 256, 0, s>>>(
-      static_cast<std::size_t>(a.M), R, a.K, st.amax, st.sum, st.sumsq, st.e, st.rho + kRhoA, st.rho + kTauA,
-      st.rho + kBinsA);
+      static_cast<std::size_t>(a.M), R, a.K, norm, st.amax, st.sum, st.sumsq, st.e, st.rho + kRhoA, st.rho + kTauA,
+      st.rho + kBinsA, st.rho + kSpreadA);
   CUDA_CHECK(cudaGetLastError());
   if (accurate) coarse_shifts(a, ctx, st);
   return st;
@@ -878,6 +895,8 @@ void note(ExecContext& ctx, const GemmArgs& a, const Decision& d, const std::opt
     inputs.precision(6);
     inputs << "rho_a=" << read->rho_a << " rho_b=" << read->rho_b << " tau_a=" << read->tau_a
            << " tau_b=" << read->tau_b;
+    if (read->norm) inputs << " (at the norm exponents; the largest magnitudes' rho_a=" << read->spread_a
+                           << " rho_b=" << read->spread_b << ")";
     ctx.notes()["ozaki_inputs"] = inputs.str();
     std::ostringstream bins;  // each side's bins as "largest rho:rows", A's, then B's after " |"
     bins.precision(9);
@@ -889,6 +908,10 @@ void note(ExecContext& ctx, const GemmArgs& a, const Decision& d, const std::opt
     ctx.notes()["ozaki_rho_bins"] = bins.str();
   }
   ctx.notes()["ozaki_moduli"] = std::to_string(d.moduli);
+  if (read)
+    ctx.notes()["ozaki_scaling"] = d.accurate ? "largest magnitudes, then the coarse product's shifts (accurate)"
+                                   : read->norm ? "rows' and columns' 2-norms (Cauchy-Schwarz bound)"
+                                                : "largest magnitudes";
   ctx.notes()["ozaki_decision"] = d.reason;
   if (d.moduli) {
     std::ostringstream os;
@@ -896,7 +919,7 @@ void note(ExecContext& ctx, const GemmArgs& a, const Decision& d, const std::opt
     os << d.predicted_ratio;
     ctx.notes()["ozaki_predicted_error"] = os.str();
     if (read && read->binned() && !d.accurate) {  // what the worst row against the worst column would have said
-      const Stats unbinned{read->rho_a, read->tau_a, read->rho_b, read->tau_b};
+      const Stats unbinned{read->rho_a, read->tau_a, read->rho_b, read->tau_b};  // the split is d's
       std::ostringstream u;
       u.precision(3);
       u << predicted_ratio(unbinned, a.M, a.N, a.K, d.qa, d.qb);
@@ -907,15 +930,17 @@ void note(ExecContext& ctx, const GemmArgs& a, const Decision& d, const std::opt
 
 // The products by residue_products where it runs (compute capability 9.0 with sm_90a code), unless cublaslt_only;
 // else by cuBLASLt (the notes say why). With residue_products the recombination reads a quarter of the bytes, and
-// the rule does not pipeline (pipeline_always still does): measured in docs/gemm-notes.md, step 40.
+// the rule does not pipeline (pipeline_always still does): measured in docs/gemm-notes.md, step 40. Norm scaling
+// (ozaki.hpp) unless max_scaling or accurate (whose coarse values are fractions of the largest magnitudes).
 void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate, bool pipeline_always = false,
-            bool cublaslt_only = false) {
+            bool cublaslt_only = false, bool max_scaling = false) {
+  const bool norm = !accurate && !max_scaling;
   // Native whatever the data where the shape decides it (and the statistics' grid has K / 64 rows).
   const std::string by_shape = native_by_shape(a.M, a.N, a.K, fixed, accurate);
   const bool data_free = !by_shape.empty();
   // With accurate scaling the coarse product's arrays come first: refuse before taking them.
   if (accurate && !data_free) refuse_unless_fits(workspace(a.M, a.N, a.K, 0, true), 0, ctx);
-  const DeviceStats st = data_free ? DeviceStats{} : statistics(a, ctx, accurate);
+  const DeviceStats st = data_free ? DeviceStats{} : statistics(a, ctx, accurate, norm);
   const std::string own_refusal = cublaslt_only ? std::string() : residue_products_refusal();
   const Products route = !cublaslt_only && own_refusal.empty() ? Products::kOwn : Products::kCublasLt;
   // The workspace sized as the route stores its products: counted as INT32 planes, residue_products' workspace
@@ -941,7 +966,7 @@ void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate, bool 
     with_moduli(guess.moduli, [&](auto n) { guessed = enqueue_residues<decltype(n)::value>(a, ctx, st, guess, gw); });
   };
   if (data_free) d.reason = by_shape;
-  else d = choose(a, ctx, st, fixed, &read, speculate);
+  else d = choose(a, ctx, st, fixed, norm, &read, speculate);
   const bool speculated = guessed.a8 != nullptr;  // and its "scaling" phase marked
   const bool kept = speculated && d.moduli == guess.moduli && d.qa == guess.qa && d.qb == guess.qb && !d.accurate;
   if (speculated) {
@@ -1016,6 +1041,17 @@ KS_GEMM_VARIANT({.info = {.name = "ozaki_14_cublaslt",
                           .tuning = true,
                           .phases = true},
                  .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 14, false, false, true); },
+                 .ops = kOpsAll});
+
+// The scaling by the rows' largest magnitudes that norm scaling replaced (ozaki.hpp; docs/gemm-notes.md, step 66):
+// for measuring one against the other.
+KS_GEMM_VARIANT({.info = {.name = "ozaki_max_scaling",
+                          .summary = "ozaki with each row of A and column of B scaled by its largest magnitude (the "
+                                     "fast scaling before the norms); moduli count (or native) by the rule",
+                          .min_cc = 75,
+                          .tuning = true,
+                          .phases = true},
+                 .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 0, false, false, false, true); },
                  .ops = kOpsAll});
 
 // Accurate scaling is a tuning variant, not the rule's choice: on the H100 and H200 it costs more (the coarse

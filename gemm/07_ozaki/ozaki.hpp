@@ -19,6 +19,17 @@
 // takes the fewest moduli that keep it under a target; where none up to kMaxModuli can, or where the product
 // is too small to gain (the INT8 products then cost more than the FP64 one), it runs native DGEMM instead and
 // says so.
+//
+// Norm scaling (the rule's, and every variant's but ozaki_max_scaling and accurate scaling's): 2^e_i is instead
+// the smallest power of two at or above the row's root mean square |a_i|_2 / sqrt(K) (with a margin of
+// kNormMargin; never above the largest magnitude's power, norm_exponent), so that |A'_i|_2 <= 2^qa sqrt(K) and,
+// by Cauchy and Schwarz, |X_ij| <= |A'_i|_2 |B'_j|_2 <= K 2^S < P / 2: the same S, with each row's rounding unit
+// 2^(e_i - qa) smaller by its largest element's distance above its root mean square, which is where spread
+// magnitudes lose their bits (the improved fast scaling of Kawakami and Takahashi, 2026, that GEMMul8's fast mode
+// takes). The elements above the root mean square then exceed 2^qa, by at most 2^kNormMaxGap (e_i is kept within
+// kNormMaxGap of the largest magnitude's exponent), so the split keeps qa <= 62 - kNormMaxGap for the residues'
+// 64-bit intermediate, whatever the data (a decision remembered for a CUDA graph meets new data on every replay),
+// and qa >= kNormMinBits, where each element's rounding (half a unit) fits in the margin.
 #pragma once
 
 #include <cuda_runtime.h>
@@ -38,6 +49,24 @@ constexpr int kLimbs = 6;          // 32-bit limbs of the host's exact CRT const
 constexpr int kPieceBits = 40;     // the recombination's pieces (Crt below)
 constexpr int kMaxPieces = 4;
 constexpr int kMaxK = 1 << 17;     // K 128^2 < 2^31: the INT32 accumulation of one INT8 GEMM is exact
+
+// Norm scaling (above): the margin on the root mean square and the fewest bits a side then needs. With
+// rms (1 + kNormMargin) <= 2^e (the statistics' sum of squares is within 2^-40 of the exact one for K <= 2^17),
+// |a_i|_2 <= 2^e sqrt(K) (1 - 2^-21); the rounded row A'_i = a_i 2^(qa - e) + r (|r_k| <= 1/2) then has
+// |A'_i|_2 <= 2^qa sqrt(K) (1 - 2^-21) + sqrt(K) / 2 <= 2^qa sqrt(K) where qa >= 20.
+constexpr double kNormMargin = 0x1p-20;
+constexpr int kNormMinBits = 21;
+// How far below the largest magnitude's exponent a row's norm exponent may sit: the largest element of a row sits
+// at most sqrt(K) <= 2^8.5 above its root mean square, and a gap of 8 keeps PHI 1 data's (about 5) whole.
+constexpr int kNormMaxGap = 8;
+// The norm scaling's exponent of a row whose root mean square is rms (> 0) and whose largest magnitude lies
+// below 2^e: the smallest power of two at or above rms (1 + kNormMargin), at most e (where it would exceed e,
+// |A'_ik| <= 2^qa holds element by element, which bounds the norm as well) and at least e - kNormMaxGap.
+__host__ __device__ inline int norm_exponent(double rms, int e) {
+  int ex = 0;
+  frexp(rms * (1 + kNormMargin), &ex);  // rms (1 + margin) = f 2^ex, f in [1/2, 1): below 2^ex
+  return ex > e ? e : ex < e - kNormMaxGap ? e - kNormMaxGap : ex;
+}
 
 // The moduli: pairwise coprime, the largest at most 256, so that a residue fits int8 in [-128, 127].
 __host__ __device__ constexpr int modulus(int l) {
@@ -159,12 +188,20 @@ struct RhoBins {
 // tau = max rms(x) / mean |x| (>= 1: the spread of the magnitudes; measured from the rows' sums of squares where a
 // row's largest magnitude lies in [2^-400, 2^400], else that row's bound sqrt(rho): rms^2 <= max |x| mean |x|);
 // and, where the device binned them, how rho and tau spread over the rows (bins_a) and columns (bins_b).
+// With norm scaling (norm) rho is taken at the rows' norm exponents (2^e_i / mean |x|, e_i from norm_exponent) and
+// binned by that; spread keeps the rho of the largest magnitudes (the data's own spread, which decides whether a
+// fixed count is trusted).
 struct Stats {
   double rho_a = 1, tau_a = 1, rho_b = 1, tau_b = 1;
   RhoBins bins_a, bins_b;  // all counts zero: not binned
+  double spread_a = 0, spread_b = 0;  // 0: rho's (the largest magnitudes' scaling)
+  bool norm = false;                  // norm scaling: the split's bounds (split_bits)
   Stats() = default;
   Stats(double ra, double ta, double rb, double tb) : rho_a(ra), tau_a(ta), rho_b(rb), tau_b(tb) {}
   bool binned() const;
+  double largest_spread() const {
+    return std::max(spread_a > 0 ? spread_a : rho_a, spread_b > 0 ? spread_b : rho_b);
+  }
 };
 
 // The estimated max over C of |C - C_exact|_ij / (eps (|A||B|)_ij) with qa and qb scaling bits. The first-order
@@ -220,7 +257,8 @@ struct Shifts {
 };
 
 // The split of S = scale_bits(n, K) between qa and qb that minimises the first-order estimate (the two terms
-// equal: qa - qb = log2(rho_a tau_b / (rho_b tau_a))), each in [0, 62] (the residues' 64-bit intermediate).
+// equal: qa - qb = log2(rho_a tau_b / (rho_b tau_a))), each in [0, 62] (the residues' 64-bit intermediate), or with
+// norm scaling in [kNormMinBits, 62 - kNormMaxGap].
 std::pair<int, int> split_bits(const Stats& s, int S);
 
 // The ratio the rule keeps under. Native cuBLAS DGEMM's own largest ratio is 1.0-1.8 on uniform data at K = 4096 to

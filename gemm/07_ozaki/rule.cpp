@@ -105,7 +105,12 @@ int scale_bits(int n, int K) {
 std::pair<int, int> split_bits(const Stats& s, int S) {
   const double lean = std::log2((s.rho_a * s.tau_b) / (s.rho_b * s.tau_a));  // the extra bits A's side wants
   int qa = static_cast<int>(std::lround((S + (std::isfinite(lean) ? lean : 0.0)) / 2.0));
-  qa = std::clamp(qa, std::max(0, S - 62), std::min(62, S));
+  const int least = s.norm ? kNormMinBits : 0, most = s.norm ? 62 - kNormMaxGap : 62;
+  if (S < 2 * least) throw std::logic_error("ozaki: " + std::to_string(S) + " bits cannot give both sides of a norm-scaled split " + std::to_string(least));
+  // where S exceeds twice the most, each side takes the most (fewer bits than S: the product stays below P / 2)
+  const int lo = std::clamp(S - most, least, most), hi = std::clamp(S - least, least, most);
+  qa = std::clamp(qa, lo, hi);
+  if (S - qa > most) return {most, most};
   return {qa, S - qa};
 }
 
@@ -263,8 +268,8 @@ Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli, const Shi
   if (fixed_moduli > 0) {
     const Decision e = estimate(fixed_moduli);
     const double forbid = kBoundFactor * (K + 2.0) / 4.0;
-    if (!(std::max(s.rho_a, s.rho_b) <= kMaxFixedRho)) {
-      why << "native: the rows' largest elements sit " << std::max(s.rho_a, s.rho_b) << " x above their mean (above "
+    if (!(s.largest_spread() <= kMaxFixedRho)) {
+      why << "native: the rows' largest elements sit " << s.largest_spread() << " x above their mean (above "
           << kMaxFixedRho << ", where the estimate is not trusted for a fixed count)";
       d.reason = why.str();
       return d;
