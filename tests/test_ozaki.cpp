@@ -1159,5 +1159,62 @@ TEST(Ozaki, SpeculatedResiduesAreKeptOnlyForTheSameDecision) {
   }
 }
 
+// A decision remembered for a CUDA graph meets new data on every replay: the statistics and the norm exponents run again
+// in the graph, the count and the split do not. Captured after eager launches of ozaki_16 on uniform data (its split
+// at K = 40000, 55 + 54 bits, capped at 54 + 54 by norm scaling's bound, ozaki.hpp), the graph is replayed on rows and
+// columns of one large element among tiny ones (their norm exponents 8 below their largest magnitudes', the cap; an
+// eager launch would send such data native), then on the uniform data again: both within the element-wise bound.
+// (That the cap keeps every scaled element within 2^62 whatever the data is the host tests' part: a 16-moduli split
+// at a K this small leaves room either way.)
+TEST(Ozaki, GraphReplayOnNewDataStaysWithinTheBound) {
+  KS_REQUIRE_GPU();
+  Stream stream;
+  ExecContext ctx(stream.get());
+  const GemmShape shape{256, 192, 40000};
+  const GemmProblem p1 = make_problem(shape, 1.0, 0.0, choose_seed());
+  GemmProblem p2 = make_problem(shape, 1.0, 0.0, choose_seed());
+  for (int i = 0; i < shape.M; i += 3) {
+    p2.A.row(i) *= 0x1p-30;
+    p2.A(i, (7 * i) % shape.K) = 1.0;
+  }
+  for (int j = 0; j < shape.N; j += 4) {
+    p2.B.col(j) *= 0x1p-30;
+    p2.B((11 * j) % shape.K, j) = -1.0;
+  }
+  ASSERT_GT(scale_bits(16, shape.K), 2 * (62 - kNormMaxGap)) << "the test's premise: a split the cap lowers";
+  const GemmVariant& v = *registry().find("ozaki_16");
+  DeviceBuffer<double> A(p1.A.size()), B(p1.B.size()), C(static_cast<std::size_t>(shape.M) * shape.N);
+  const GemmArgs args{shape.M, shape.N, shape.K, 1.0, A.data(), shape.M, B.data(), shape.K, 0.0, C.data(), shape.M};
+  auto upload = [&](const GemmProblem& p) {
+    CUDA_CHECK(cudaMemcpy(A.data(), p.A.data(), A.bytes(), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemcpy(B.data(), p.B.data(), B.bytes(), cudaMemcpyHostToDevice));
+    CUDA_CHECK(cudaMemset(C.data(), 0xff, C.bytes()));  // NaN
+  };
+  auto check = [&](const GemmProblem& p, const char* what) {
+    Eigen::MatrixXd c(shape.M, shape.N);
+    CUDA_CHECK(cudaMemcpy(c.data(), C.data(), C.bytes(), cudaMemcpyDeviceToHost));
+    const GemmCheck result = validate(p, c);
+    EXPECT_TRUE(result.ok) << what << ": " << result.report;
+  };
+  upload(p1);
+  for (int warm = 0; warm < 2; ++warm) run(v, args, ctx);  // the decision remembered; the scratch sized
+  CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+  EXPECT_EQ(ctx.notes().at("ozaki_moduli"), "16");
+  check(p1, "eager, uniform");
+  cudaGraph_t g = nullptr;
+  CUDA_CHECK(cudaStreamBeginCapture(ctx.stream(), cudaStreamCaptureModeThreadLocal));
+  run(v, args, ctx);
+  CUDA_CHECK(cudaStreamEndCapture(ctx.stream(), &g));
+  const Graph graph(g);
+  const GraphExec exec(graph);
+  EXPECT_NE(ctx.notes().at("ozaki_decision").find("16 moduli"), std::string::npos) << ctx.notes().at("ozaki_decision");
+  for (const GemmProblem* p : {static_cast<const GemmProblem*>(&p2), &p1}) {
+    upload(*p);
+    exec.launch(ctx.stream());
+    CUDA_CHECK(cudaStreamSynchronize(ctx.stream()));
+    check(*p, p == &p2 ? "replayed on rows of one large element" : "replayed on uniform data");
+  }
+}
+
 }  // namespace
 }  // namespace ks::gemm::ozaki
