@@ -25,8 +25,8 @@
 // kNormMargin; never above the largest magnitude's power, norm_exponent), so that |A'_i|_2 <= 2^qa sqrt(K) and,
 // by Cauchy and Schwarz, |X_ij| <= |A'_i|_2 |B'_j|_2 <= K 2^S < P / 2: the same S, with each row's rounding unit
 // 2^(e_i - qa) smaller by its largest element's distance above its root mean square, which is where spread
-// magnitudes lose their bits (the improved fast scaling of Kawakami and Takahashi, 2026, that GEMMul8's fast mode
-// takes). The elements above the root mean square then exceed 2^qa, by at most 2^kNormMaxGap (e_i is kept within
+// magnitudes lose their bits (the 2-norm scaling GEMMul8's fast mode computes, which it credits to Kawakami and
+// Takahashi, 2026). The elements above the root mean square then exceed 2^qa, by at most 2^kNormMaxGap (e_i is kept within
 // kNormMaxGap of the largest magnitude's exponent), so the split keeps qa <= 62 - kNormMaxGap for the residues'
 // 64-bit intermediate, whatever the data (a decision remembered for a CUDA graph meets new data on every replay),
 // and qa >= kNormMinBits, where each element's rounding (half a unit) fits in the margin.
