@@ -14,6 +14,7 @@
 #include <array>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 #include <iostream>
 #include <limits>
 #include <numeric>
@@ -1080,6 +1081,30 @@ TEST(Ozaki, MeasuresTheSpreadOfItsInputs) {
       EXPECT_EQ(rows_b.size(), 199u) << "the zero column is not counted";
       expect_bins_match(ctx.notes().at("ozaki_rho_bins"), false, rows_a, dist);
       expect_bins_match(ctx.notes().at("ozaki_rho_bins"), true, rows_b, dist);
+    }
+  }
+}
+
+// Bitwise the same run to run, as the registry declares (deterministic): the statistics' sums are added in a fixed order
+// (no atomic adds), the residues and the INT8 products are exact and the recombination has no atomics. Three launches
+// each of ozaki_14 (norm scaling) and ozaki_14_accurate (the largest magnitudes, then the coarse product's shifts) on
+// PHI 1 data, with a launch on other data between them (other scratch contents, other decisions remembered).
+TEST(Ozaki, RepeatedLaunchesGiveTheSameBits) {
+  KS_REQUIRE_GPU();
+  Stream stream;
+  ExecContext ctx(stream.get());
+  const GemmProblem p = make_problem({700, 500, 4100}, 1.0, 0.0, choose_seed(), parse_operands("exp:1"));
+  const GemmProblem other = make_problem({600, 700, 3000}, 1.0, 0.0, choose_seed(), parse_operands("exp:0.5"));
+  for (const char* v : {"ozaki_14", "ozaki_14_accurate"}) {
+    const Eigen::MatrixXd first = device_result(v, p, ctx);
+    for (int again = 0; again < 2; ++again) {
+      device_result(v, other, ctx);
+      const Eigen::MatrixXd c = device_result(v, p, ctx);
+      long differ = 0;
+      for (Eigen::Index i = 0; i < c.size(); ++i)
+        if (std::memcmp(&c.data()[i], &first.data()[i], sizeof(double)) != 0 && differ++ < 3)
+          ADD_FAILURE() << v << ", element " << i << ": " << c.data()[i] << " against " << first.data()[i];
+      EXPECT_EQ(differ, 0) << v << ", launch " << again + 2;
     }
   }
 }
