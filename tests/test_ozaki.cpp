@@ -1085,10 +1085,11 @@ TEST(Ozaki, MeasuresTheSpreadOfItsInputs) {
   }
 }
 
-// Bitwise the same run to run, as the registry declares (deterministic): the statistics' sums are added in a fixed order
-// (no atomic adds), the residues and the INT8 products are exact and the recombination has no atomics. Three launches
-// each of ozaki_14 (norm scaling) and ozaki_14_accurate (the largest magnitudes, then the coarse product's shifts) on
-// PHI 1 data, with a launch on other data between them (other scratch contents, other decisions remembered).
+// Bitwise the same run to run, as the registry declares (deterministic): the residues and the INT8 products are exact,
+// the recombination has no atomics, and the statistics' atomically added sums move the exponents, the count or the
+// split only where one lies within about 2^-40 of a threshold (docs/gemm-notes.md, step 66). Three launches each of
+// ozaki_14 (norm scaling) and ozaki_14_accurate (the largest magnitudes, then the coarse product's shifts) on PHI 1
+// data, with a launch on other data between them (other scratch contents, other decisions remembered).
 TEST(Ozaki, RepeatedLaunchesGiveTheSameBits) {
   KS_REQUIRE_GPU();
   Stream stream;

@@ -99,7 +99,7 @@ __device__ __forceinline__ void load_tile(double* t, const double* x, int ld, in
 // over all of K, so each row's bytes of a plane are written in one run. With the row tiles fastest they wrote one
 // 64-byte piece of every row of 14 planes (3.8 GB apart at 16384^3) at a time: the residues took 6.2 ms there
 // against 4.3 (H100; docs/gemm-notes.md, step 39). The statistics kernel, which only reads, keeps the row tiles
-// fastest (1.48 ms against 1.63 the other way), each block walking a run of k tiles (StatsView).
+// fastest: 1.48 ms against 1.63 the other way.
 struct TileOrder {
   int row_tiles, k_tiles;
   bool k_fastest;
@@ -150,62 +150,45 @@ __device__ __forceinline__ Pow2 pow2(int d) {
 }
 __device__ __forceinline__ double times(double x, Pow2 p) { return x * p.lo * p.hi; }
 
-// One operand's view for the statistics: its rows (A's, or B's columns), their tiles' order, where each row's
-// largest magnitude (as bits) accumulates, and where its sums of magnitudes and of squares over each run of k tiles
-// go: run c of `runs` (k tiles [c k_tiles / runs, (c + 1) k_tiles / runs)) at sum[c stride + r].
+// One operand's view for the statistics: its rows (A's, or B's columns), their tiles' order, and where each row's
+// largest magnitude (as bits), sum of magnitudes and sum of squares accumulate.
 struct StatsView {
   const double* x;
   int ld, R;
-  TileOrder order;  // row_tiles x runs blocks, the row tiles fastest
-  int runs;
-  std::size_t stride;
+  TileOrder order;
   unsigned long long* amax;
   double* sum;
   double* sumsq;
 };
 
-// Block b of one view (t: the block's shared tile): its row tile over its run of k tiles. Each thread's two rows
-// (passes 0 and 1) add their 8 elements a tile in k order, the 8 threads of a row then combine in a fixed tree, and
-// the run's sums land in a slot of their own: no atomic adds, so the sums (and rho, tau and the norm exponents they
-// give) have the same bits on every run. The largest magnitude still takes an atomic maximum, whose result does not
-// depend on the order.
+// Tile b of one view (t: the block's shared tile).
 template <bool KContiguous>
-__device__ __forceinline__ void stats_run(double* t, const StatsView& v, int K, int b) {
-  const int rt = b % v.order.row_tiles, c = b / v.order.row_tiles;
-  const int kt_lo = c * v.order.k_tiles / v.runs, kt_hi = (c + 1) * v.order.k_tiles / v.runs;
-  const TileOrigin o{rt * kTile, 0};
-  unsigned long long m[2] = {0, 0};
-  double s[2] = {0, 0}, s2[2] = {0, 0};
-  for (int kt = kt_lo; kt < kt_hi; ++kt) {
-    load_tile<KContiguous>(t, v.x, v.ld, v.R, K, o.r0, kt * kTile);  // zero outside R x K
-    __syncthreads();
-#pragma unroll
-    for (int pass = 0; pass < 2; ++pass) {
-      int rr, kk0, r, k;
-      tile_slot(o, pass, v.R, K, rr, kk0, r, k);
-      const TileChunk ch = tile_chunk(rr, kk0);
-#pragma unroll
-      for (int i = 0; i < kChunk; ++i) {
-        const double x = fabs(t[ch.base + (i ^ ch.c)]);
-        m[pass] = max(m[pass], static_cast<unsigned long long>(__double_as_longlong(x)));  // NaN's bits above Inf's
-        s[pass] += x * kSumScale;
-        s2[pass] += (x * kSumScale) * (x * kSumScale);
-      }
-    }
-    __syncthreads();  // the tile is read before the next load overwrites it
-  }
-#pragma unroll
+__device__ __forceinline__ void stats_tile(double* t, const StatsView& v, int K, int b) {
+  const TileOrigin o = tile_origin(v.order, b);
+  load_tile<KContiguous>(t, v.x, v.ld, v.R, K, o.r0, o.k0);
+  __syncthreads();
   for (int pass = 0; pass < 2; ++pass) {
-    for (int d = 1; d < 8; d <<= 1) {
-      m[pass] = max(m[pass], __shfl_xor_sync(0xffffffffu, m[pass], d));
-      s[pass] += __shfl_xor_sync(0xffffffffu, s[pass], d);
-      s2[pass] += __shfl_xor_sync(0xffffffffu, s2[pass], d);
+    int rr, kk0, r, k;
+    tile_slot(o, pass, v.R, K, rr, kk0, r, k);
+    const TileChunk ch = tile_chunk(rr, kk0);
+    unsigned long long m = 0;
+    double s = 0, s2 = 0;
+#pragma unroll
+    for (int i = 0; i < kChunk; ++i) {
+      const double x = fabs(t[ch.base + (i ^ ch.c)]);
+      m = max(m, static_cast<unsigned long long>(__double_as_longlong(x)));  // NaN's bits above Inf's
+      s += x * kSumScale;
+      s2 += (x * kSumScale) * (x * kSumScale);
     }
-    const int r = o.r0 + static_cast<int>(threadIdx.x) / 8 + pass * (kTile / 2);
+    for (int o = 1; o < 8; o <<= 1) {
+      m = max(m, __shfl_xor_sync(0xffffffffu, m, o));
+      s += __shfl_xor_sync(0xffffffffu, s, o);
+      s2 += __shfl_xor_sync(0xffffffffu, s2, o);
+    }
     if (threadIdx.x % 8 == 0 && r < v.R) {
-      atomicMax(v.amax + r, m[pass]);
-      v.sum[c * v.stride + r] = s[pass];
-      v.sumsq[c * v.stride + r] = s2[pass];
+      atomicMax(v.amax + r, m);
+      atomicAdd(v.sum + r, s);
+      atomicAdd(v.sumsq + r, s2);
     }
   }
 }
@@ -216,8 +199,8 @@ __device__ __forceinline__ void stats_run(double* t, const StatsView& v, int K, 
 template <bool KContiguousA, bool KContiguousB>
 __global__ void __launch_bounds__(kThreads) stats_kernel(StatsView a, StatsView b, int K, unsigned blocks_a) {
   __shared__ double t[kTile * kTile];
-  if (blockIdx.x < blocks_a) stats_run<KContiguousA>(t, a, K, static_cast<int>(blockIdx.x));
-  else stats_run<KContiguousB>(t, b, K, static_cast<int>(blockIdx.x - blocks_a));
+  if (blockIdx.x < blocks_a) stats_tile<KContiguousA>(t, a, K, static_cast<int>(blockIdx.x));
+  else stats_tile<KContiguousB>(t, b, K, static_cast<int>(blockIdx.x - blocks_a));
 }
 
 // The bits of a non-negative value as a running maximum holds them (NaN as Inf).
@@ -282,27 +265,20 @@ __device__ __forceinline__ void block_bin(unsigned long long* bins, int slot, un
   }
 }
 
-// Per row of A (r < M) and of B (r >= M, R = M + N rows in all): its sums of magnitudes and of squares, from the
-// statistics' `runs` runs (run c at sum[c R + r]) added in run order into sum[r] and sumsq[r]; e (amax < 2^e), or
-// kBad; over each operand's
+// Per row of A (r < M) and of B (r >= M, R = M + N rows in all): e (amax < 2^e), or kBad; over each operand's
 // finite non-zero rows, the largest rho = 2^e / mean |x| into rho_max[0] (A) or rho_max[1] (B) and the largest
 // tau = rms / mean |x| = sqrt(K sum x^2) / sum |x| (at most sqrt(rho): rms^2 <= max |x| mean |x|) into tau_max[0]
 // or [1], and each such row into its rho bin (kBinSlots slots from bins: A's, then B's). With `norm`, e is the
 // row's norm exponent (ozaki.hpp, norm_exponent) where its tau is measured, rho is taken at it, and the largest
 // magnitudes' rho goes to spread_max[0] or [1] (without, the same as rho). The block is whole warps, each thread
 // one row.
-__global__ void exponents_kernel(std::size_t M, std::size_t R, int K, bool norm, int runs,
-                                 const unsigned long long* amax, double* sum, double* sumsq, int* e,
-                                 unsigned long long* rho_max, unsigned long long* tau_max, unsigned long long* bins,
-                                 unsigned long long* spread_max) {
+__global__ void exponents_kernel(std::size_t M, std::size_t R, int K, bool norm, const unsigned long long* amax,
+                                 const double* sum, const double* sumsq, int* e, unsigned long long* rho_max,
+                                 unsigned long long* tau_max, unsigned long long* bins, unsigned long long* spread_max) {
   const std::size_t r = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   unsigned long long rho_bits = 0, tau_bits = 0, spread_bits = 0;
   int bin = -1;
   if (r < R) {
-    for (int c = 1; c < runs; ++c) {
-      sum[r] += sum[c * R + r];
-      sumsq[r] += sumsq[c * R + r];
-    }
     const double m = __longlong_as_double(static_cast<long long>(amax[r]));
     int ex = kBad;
     if (isfinite(m)) {
@@ -579,8 +555,8 @@ namespace {
 // Device scratch of one launch: the statistics, then (once the count is known) the residues and products.
 struct DeviceStats {
   unsigned long long* amax;  // M + N
-  double* sum;               // M + N after exponents_kernel (before, the statistics' runs: runs x (M + N))
-  double* sumsq;             // likewise
+  double* sum;               // M + N
+  double* sumsq;             // M + N
   int* e;                    // M + N
   unsigned long long* rho;   // the slots below: A's and B's rho and tau; with accurate scaling the effective rho
   int* shift;                // M + N coarse shifts (accurate scaling), else null
@@ -739,34 +715,28 @@ void coarse_shifts(const GemmArgs& a, ExecContext& ctx, DeviceStats& st) {
   CUDA_CHECK(cudaGetLastError());
 }
 
-// The statistics' grid: each block a row tile over a run of k tiles, enough runs that the grid has about
-// kStatsBlocks blocks (at 256 threads and 32 KB of shared memory a block, about eight resident a SM on 132 SMs).
-constexpr int kStatsBlocks = 1024;
-
 DeviceStats statistics(const GemmArgs& a, ExecContext& ctx, bool accurate, bool norm) {
   const std::size_t R = static_cast<std::size_t>(a.M) + a.N;
-  const Tiled ga = tiled(a.M, a.K, false), gb = tiled(a.N, a.K, false);
-  const int row_tiles = ga.order.row_tiles + gb.order.row_tiles, k_tiles = ga.order.k_tiles;
-  const int runs = std::clamp((kStatsBlocks + row_tiles - 1) / row_tiles, 1, k_tiles);
   DeviceStats st{};
-  // The arrays the kernels take maxima into, in one region and zeroed by one memset (each memset is a few
-  // microseconds of the host's before the first kernel can be enqueued); the runs' sums are written whole.
-  auto* zeroed = static_cast<unsigned long long*>(ctx.device_scratch((R + kRhoSlots) * 8));
+  // The arrays the kernels accumulate into, in one region and zeroed by one memset (each memset is a few
+  // microseconds of the host's before the first kernel can be enqueued).
+  auto* zeroed = static_cast<unsigned long long*>(ctx.device_scratch((3 * R + kRhoSlots) * 8));
   st.amax = zeroed;
-  st.rho = zeroed + R;
-  st.sum = static_cast<double*>(ctx.device_scratch(2 * R * runs * 8));
-  st.sumsq = st.sum + R * runs;
+  st.sum = reinterpret_cast<double*>(zeroed + R);
+  st.sumsq = reinterpret_cast<double*>(zeroed + 2 * R);
+  st.rho = zeroed + 3 * R;
   st.e = static_cast<int*>(ctx.device_scratch(R * 4));
   const cudaStream_t s = ctx.stream();
-  CUDA_CHECK(cudaMemsetAsync(zeroed, 0, (R + kRhoSlots) * 8, s));
-  const unsigned blocks_a = static_cast<unsigned>(ga.order.row_tiles * runs);
-  const unsigned blocks = static_cast<unsigned>(row_tiles * runs);  // at most kStatsBlocks + row_tiles
-  const dev::StatsView va{a.A, a.lda, a.M, ga.order, runs, R, st.amax, st.sum, st.sumsq};
-  const dev::StatsView vb{a.B, a.ldb, a.N, gb.order, runs, R, st.amax + a.M, st.sum + a.M, st.sumsq + a.M};
+  CUDA_CHECK(cudaMemsetAsync(zeroed, 0, (3 * R + kRhoSlots) * 8, s));
+  const Tiled ga = tiled(a.M, a.K, false), gb = tiled(a.N, a.K, false);
+  if (static_cast<unsigned long long>(ga.blocks) + gb.blocks > INT_MAX)
+    throw std::runtime_error("ozaki: operands of more than 2^31 - 1 tiles of 64 x 64 together");
+  const dev::StatsView va{a.A, a.lda, a.M, ga.order, st.amax, st.sum, st.sumsq};
+  const dev::StatsView vb{a.B, a.ldb, a.N, gb.order, st.amax + a.M, st.sum + a.M, st.sumsq + a.M};
   with_view(a, false, [&](auto kca) {
     with_view(a, true, [&](auto kcb) {
       dev::stats_kernel<decltype(kca)::value, decltype(kcb)::value>
-          <<<blocks, dev::kThreads, 0, s>>>(va, vb, a.K, blocks_a);
+          <<<ga.blocks + gb.blocks, dev::kThreads, 0, s>>>(va, vb, a.K, ga.blocks);
     });
   });
   CUDA_CHECK(cudaGetLastError());
@@ -774,8 +744,8 @@ DeviceStats statistics(const GemmArgs& a, ExecContext& ctx, bool accurate, bool 
                     kSpreadB == kSpreadA + 1,
                 "exponents_kernel writes A's slot, then B's");
   dev::exponents_kernel<<<static_cast<unsigned>((R + 255) / 256), 256, 0, s>>>(
-      static_cast<std::size_t>(a.M), R, a.K, norm, runs, st.amax, st.sum, st.sumsq, st.e, st.rho + kRhoA,
-      st.rho + kTauA, st.rho + kBinsA, st.rho + kSpreadA);
+      static_cast<std::size_t>(a.M), R, a.K, norm, st.amax, st.sum, st.sumsq, st.e, st.rho + kRhoA, st.rho + kTauA,
+      st.rho + kBinsA, st.rho + kSpreadA);
   CUDA_CHECK(cudaGetLastError());
   if (accurate) coarse_shifts(a, ctx, st);
   return st;
