@@ -655,7 +655,8 @@ Stats host_stats(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, bool norm) 
 // Norm scaling (ozaki.hpp): each row's exponent from its root mean square keeps the exact integer product below
 // K 2^S (Cauchy and Schwarz) and every scaled element within the residues' 2^62, on uniform, exp:1 and exp:2 data
 // with rows of other scales, a zero row, a row of one large element among tiny ones (norm_exponent's cap on the gap)
-// and K up to 2^17, at every split the bounds allow; and it lowers some row's exponent below its largest magnitude's.
+// and K up to 2^17, at the split's two extremes and its middle; and it lowers some row's exponent below its largest
+// magnitude's.
 TEST(OzakiRule, NormScalingKeepsTheIntegerProductBelowHalfP) {
   std::mt19937_64 rng(choose_seed());
   std::uniform_real_distribution<double> u(-1.0, 1.0);
@@ -670,7 +671,7 @@ TEST(OzakiRule, NormScalingKeepsTheIntegerProductBelowHalfP) {
     for (int k = 0; k < K; ++k)
       for (int j = 0; j < N; ++j) B(k, j) = u(rng) * std::exp(phi * g(rng));
     if (trial % 4 == 1) A.row(M - 1).setZero();
-    if (trial % 4 == 2) {  // one element 2^40 above the rest: the gap is capped
+    if (trial % 4 == 2) {  // one element 2^40 above the rest: at K = 2^17 the gap reaches the cap
       A.row(0) *= 0x1p-40;
       A(0, K / 2) = 1.0;
     }
@@ -1070,7 +1071,8 @@ TEST(Ozaki, MeasuresTheSpreadOfItsInputs) {
         ASSERT_EQ(std::sscanf(noted.c_str() + at, "rho_a=%lf rho_b=%lf", &d[4], &d[5]), 2) << noted;
         host.push_back(a.spread);
         host.push_back(b.spread);
-        if (std::string(dist) != "uniform") {  // uniform rows' root mean square and largest magnitude share a power of two
+        // uniform rows' root mean square and largest magnitude share a power of two
+        if (std::string(dist) != "uniform") {
           EXPECT_LT(a.rho, a.spread) << dist << ": some row of A scaled below its largest magnitude";
         }
       }

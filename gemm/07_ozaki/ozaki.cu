@@ -274,7 +274,8 @@ __device__ __forceinline__ void block_bin(unsigned long long* bins, int slot, un
 // one row.
 __global__ void exponents_kernel(std::size_t M, std::size_t R, int K, bool norm, const unsigned long long* amax,
                                  const double* sum, const double* sumsq, int* e, unsigned long long* rho_max,
-                                 unsigned long long* tau_max, unsigned long long* bins, unsigned long long* spread_max) {
+                                 unsigned long long* tau_max, unsigned long long* bins,
+                                 unsigned long long* spread_max) {
   const std::size_t r = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
   unsigned long long rho_bits = 0, tau_bits = 0, spread_bits = 0;
   int bin = -1;
@@ -919,7 +920,7 @@ void note(ExecContext& ctx, const GemmArgs& a, const Decision& d, const std::opt
     os << d.predicted_ratio;
     ctx.notes()["ozaki_predicted_error"] = os.str();
     if (read && read->binned() && !d.accurate) {  // what the worst row against the worst column would have said
-      const Stats unbinned{read->rho_a, read->tau_a, read->rho_b, read->tau_b};  // the split is d's
+      const Stats unbinned{read->rho_a, read->tau_a, read->rho_b, read->tau_b};  // at d's split
       std::ostringstream u;
       u.precision(3);
       u << predicted_ratio(unbinned, a.M, a.N, a.K, d.qa, d.qb);
@@ -1051,12 +1052,15 @@ KS_GEMM_VARIANT({.info = {.name = "ozaki_max_scaling",
                           .min_cc = 75,
                           .tuning = true,
                           .phases = true},
-                 .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 0, false, false, false, true); },
+                 .launch = [](const GemmArgs& a, ExecContext& ctx) {
+                   ozaki::launch(a, ctx, 0, false, false, false, true);
+                 },
                  .ops = kOpsAll});
 
 // Accurate scaling is a tuning variant, not the rule's choice: on the H100 and H200 it costs more (the coarse
-// INT8 product and two passes, 0.35-1.8 ms at 4096^3-8192^3) than the one modulus it saves at PHI 0.5-1, and on
-// uniform data it saves none (docs/gemm-notes.md). It lowers the error (0.42-0.56 against 0.64-0.75
+// INT8 product and two passes, 0.35-1.8 ms at 4096^3-8192^3) than the one modulus it saved over the scaling by the
+// largest magnitudes at PHI 0.5-1, which norm scaling now saves without it, and on uniform data it saves none
+// (docs/gemm-notes.md, steps 17 and 66). It lowers the error (0.42-0.56 against 0.64-0.75
 // eps |A||B| on uniform data with 14 moduli).
 KS_GEMM_VARIANT({.info = {.name = "ozaki_accurate",
                           .summary = "ozaki with accurate scaling: a coarse INT8 product |A||B| gives rows and columns "

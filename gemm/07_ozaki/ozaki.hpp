@@ -26,10 +26,10 @@
 // by Cauchy and Schwarz, |X_ij| <= |A'_i|_2 |B'_j|_2 <= K 2^S < P / 2: the same S, with each row's rounding unit
 // 2^(e_i - qa) smaller by its largest element's distance above its root mean square, which is where spread
 // magnitudes lose their bits (the 2-norm scaling GEMMul8's fast mode computes, which it credits to Kawakami and
-// Takahashi, 2026). The elements above the root mean square then exceed 2^qa, by at most 2^kNormMaxGap (e_i is kept within
-// kNormMaxGap of the largest magnitude's exponent), so the split keeps qa <= 62 - kNormMaxGap for the residues'
-// 64-bit intermediate, whatever the data (a decision remembered for a CUDA graph meets new data on every replay),
-// and qa >= kNormMinBits, where each element's rounding (half a unit) fits in the margin.
+// Takahashi, 2026). The elements above the root mean square then exceed 2^qa, by at most 2^kNormMaxGap (e_i is
+// kept within kNormMaxGap of the largest magnitude's exponent), so the split keeps qa <= 62 - kNormMaxGap for the
+// residues' 64-bit intermediate, whatever the data (a decision remembered for a CUDA graph meets new data on every
+// replay), and qa >= kNormMinBits, where each element's rounding (half a unit) fits in the margin.
 #pragma once
 
 #include <cuda_runtime.h>

@@ -106,7 +106,9 @@ std::pair<int, int> split_bits(const Stats& s, int S) {
   const double lean = std::log2((s.rho_a * s.tau_b) / (s.rho_b * s.tau_a));  // the extra bits A's side wants
   int qa = static_cast<int>(std::lround((S + (std::isfinite(lean) ? lean : 0.0)) / 2.0));
   const int least = s.norm ? kNormMinBits : 0, most = s.norm ? 62 - kNormMaxGap : 62;
-  if (S < 2 * least) throw std::logic_error("ozaki: " + std::to_string(S) + " bits cannot give both sides of a norm-scaled split " + std::to_string(least));
+  if (S < 2 * least)
+    throw std::logic_error("ozaki: " + std::to_string(S) + " bits leave a norm-scaled split fewer than " +
+                           std::to_string(least) + " a side");
   // where S exceeds twice the most, each side takes the most (fewer bits than S: the product stays below P / 2)
   const int lo = std::clamp(S - most, least, most), hi = std::clamp(S - least, least, most);
   qa = std::clamp(qa, lo, hi);
