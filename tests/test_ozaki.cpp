@@ -631,8 +631,9 @@ HostStats host_rho_tau(const Eigen::MatrixXd& rows, bool norm, std::vector<std::
     const double spread_r = std::ldexp(K / sum, e);
     double tau_r = std::sqrt(spread_r);
     const bool measured = amax >= 0x1p-400 && amax <= 0x1p400;
-    if (measured) tau_r = std::min(tau_r, std::sqrt(K * rows.row(r).squaredNorm()) / sum);
-    const int used = norm && measured ? norm_exponent(std::sqrt(rows.row(r).squaredNorm() / K), e) : e;
+    const double sumsq = measured ? rows.row(r).squaredNorm() : 0;
+    if (measured) tau_r = std::min(tau_r, std::sqrt(K * sumsq) / sum);
+    const int used = norm && measured ? norm_exponent(std::sqrt(sumsq / K), e) : e;
     const double rho_r = std::ldexp(K / sum, used);
     h.rho = std::max(h.rho, rho_r);
     h.tau = std::max(h.tau, tau_r);
