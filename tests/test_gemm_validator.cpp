@@ -10,7 +10,10 @@
 #include <map>
 #include <random>
 #include <set>
+#include <stdexcept>
 #include <tuple>
+#include <utility>
+#include <vector>
 
 namespace ks::gemm {
 namespace {
@@ -325,6 +328,23 @@ TEST(GemmValidator, SampledValidationCatchesWhatItSamples) {
   EXPECT_FALSE(validate_sampled(p, c.data(), 4).ok);
   const GemmCheck padding = validate_sampled(p, c.data(), 60 * 40);
   EXPECT_EQ(padding.bad, 1) << padding.report;
+}
+
+// validate_at checks the elements it is given and no others, and refuses a position outside C.
+TEST(GemmValidator, ValidationAtPositionsChecksThoseElements) {
+  const GemmProblem p = make_problem({60, 40, 30, 63, 0, 61}, 1.25, 0.5, choose_seed());
+  Eigen::MatrixXd c = host_result(p);
+  c(37, 11) = std::nan("");
+  const std::vector<std::pair<int, int>> row_37 = {{37, 0}, {37, 11}, {37, 39}}, row_36 = {{36, 0}, {36, 11}};
+  const GemmCheck hit = validate_at(p, c.data(), row_37);
+  EXPECT_FALSE(hit.ok);
+  EXPECT_EQ(hit.bad, 1) << hit.report;
+  EXPECT_NE(hit.report.find("C(37, 11)"), std::string::npos) << hit.report;
+  const GemmCheck missed = validate_at(p, c.data(), row_36);
+  EXPECT_TRUE(missed.ok) << missed.report;
+  EXPECT_TRUE(validate_at(p, c.data(), {}).ok);
+  EXPECT_THROW(validate_at(p, c.data(), {{60, 0}}), std::invalid_argument) << "row M is padding, not C";
+  EXPECT_THROW(validate_at(p, c.data(), {{0, -1}}), std::invalid_argument);
 }
 
 TEST(GemmValidatorOnGpu, CatchesOneBrokenElementOfARealResult) {

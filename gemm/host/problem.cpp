@@ -220,14 +220,8 @@ SampledExpectation sampled_expectation(const GemmProblem& p, int i, int j, long 
 
 GemmCheck validate_sampled(const GemmProblem& p, const double* C, int samples) {
   const GemmShape& s = p.shape;
-  GemmCheck r;
-  std::ostringstream os;
-  os.precision(17);
-  if (s.M == 0 || s.N == 0) {
-    r.ok = true;
-    return r;
-  }
   std::vector<std::pair<int, int>> at;
+  if (s.M == 0 || s.N == 0) return validate_at(p, C, at);
   if (static_cast<long long>(s.M) * s.N <= samples) {  // no more elements than samples: each of them once
     for (int j = 0; j < s.N; ++j)
       for (int i = 0; i < s.M; ++i) at.push_back({i, j});
@@ -236,6 +230,22 @@ GemmCheck validate_sampled(const GemmProblem& p, const double* C, int samples) {
     std::mt19937_64 rng(p.seed ^ 0x5A17ED);
     std::uniform_int_distribution<int> row(0, s.M - 1), col(0, s.N - 1);
     while (static_cast<int>(at.size()) < samples) at.push_back({row(rng), col(rng)});
+  }
+  return validate_at(p, C, at);
+}
+
+GemmCheck validate_at(const GemmProblem& p, const double* C, const std::vector<std::pair<int, int>>& at) {
+  const GemmShape& s = p.shape;
+  GemmCheck r;
+  std::ostringstream os;
+  os.precision(17);
+  for (const auto& [i, j] : at)
+    if (i < 0 || i >= s.M || j < 0 || j >= s.N)
+      throw std::invalid_argument("validate_at: C(" + std::to_string(i) + ", " + std::to_string(j) + ") is outside " +
+                                  s.str());
+  if (at.empty()) {
+    r.ok = true;
+    return r;
   }
   // The dot products, on every core, in runs of samples that share a row of op(A) or a column of op(B). A row of A
   // as stored (op(A) = A) or a column of B^T is K loads one leading dimension apart, a cache line each: such an
@@ -318,7 +328,7 @@ GemmCheck validate_sampled(const GemmProblem& p, const double* C, int samples) {
   r.ok = r.bad == 0;
   if (!r.ok) {
     std::ostringstream head;
-    head << r.bad << " bad element(s) among " << at.size() << " sampled of " << s.str() << " (seed " << p.seed
+    head << r.bad << " bad element(s) among " << at.size() << " checked of " << s.str() << " (seed " << p.seed
          << ", alpha " << p.alpha << ", beta " << p.beta << ")";
     r.report = head.str() + os.str();
   }

@@ -9,6 +9,8 @@
 #include <cstdint>
 #include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ks::gemm {
 
@@ -103,6 +105,9 @@ GemmCheck validate(const GemmProblem& p, const Eigen::MatrixXd& C);
 // against a long-double dot product and the bound above (in long double); plus C's padding rows in the sampled
 // columns. `samples` >= 4.
 GemmCheck validate_sampled(const GemmProblem& p, const double* C, int samples);
+// The same check on the elements `at` ((i, j) with 0 <= i < M, 0 <= j < N; std::invalid_argument otherwise), padding
+// rows of their columns included: validate_sampled's, on positions of the caller's choosing.
+GemmCheck validate_at(const GemmProblem& p, const double* C, const std::vector<std::pair<int, int>>& at);
 
 // What validate_sampled holds C(i, j) to, from op(A)'s row i times op(B)'s column j summed over k = 0 .. K - 1 in long
 // double (`dot`, and `mag` the sum of the products' magnitudes): alpha dot + beta C0(i, j), and the bound above.
