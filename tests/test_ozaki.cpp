@@ -11,10 +11,13 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <array>
 #include <cmath>
+#include <cstddef>
 #include <cstdio>
 #include <cstring>
+#include <functional>
 #include <iostream>
 #include <limits>
 #include <numeric>
@@ -435,8 +438,8 @@ TEST(OzakiRule, TargetFollowsNativesOwnErrorGrowth) {
   phi05.bins_a = make_bins({{7.3, 1.32, 377}, {14.6, 1.34, 7712}, {29.0, 1.34, 103}});
   phi05.bins_b = make_bins({{7.3, 1.32, 380}, {14.5, 1.34, 7700}, {28.8, 1.34, 112}});
   const double t05 = target_ratio(phi05, 8192, 8192);
-  EXPECT_GT(t05, 1.1 * kTargetRatio);
-  EXPECT_LT(t05, 1.25 * kTargetRatio) << "PHI 0.5: native's error grows by about 1.3 (square root: 1.15)";
+  EXPECT_GT(t05, 1.2 * kTargetRatio);
+  EXPECT_LT(t05, 1.5 * kTargetRatio) << "PHI 0.5: native's error grows by about 1.3";
   EXPECT_EQ(decide(8192, 8192, 8192, phi05).moduli, 15) << "14 would err 16 times more";
 
   Stats phi1{614.7, 3.53, 311.9, 2.88};
@@ -444,20 +447,32 @@ TEST(OzakiRule, TargetFollowsNativesOwnErrorGrowth) {
                            {314.2, 2.67, 34}, {614.7, 3.53, 2}});
   phi1.bins_b = make_bins({{20.2, 1.9, 1}, {40.6, 2.0, 6770}, {80.8, 2.12, 8843}, {160.4, 2.3, 739}, {311.9, 2.88, 31}});
   const double t1 = target_ratio(phi1, n, n);
-  EXPECT_GT(t1, 1.6 * kTargetRatio) << "PHI 1: native's error grows by 3-6 (square root: about 2)";
-  EXPECT_LE(t1, kMaxTargetGrowth * kTargetRatio);
+  EXPECT_DOUBLE_EQ(t1, kMaxTargetGrowth * kTargetRatio) << "PHI 1: native's error grows by 4-6 by the model, capped";
   const Decision d = decide(n, n, n, phi1);
   EXPECT_EQ(d.moduli, 16) << d.reason;
   EXPECT_DOUBLE_EQ(d.target, t1);
   EXPECT_GT(d.predicted_ratio, kTargetRatio) << "kTargetRatio alone would take 17";
-  EXPECT_EQ(d.reason.find("under 3 x eps"), std::string::npos) << "the reason names the target it used: " << d.reason;
+  EXPECT_EQ(d.reason.find("under 3 x 2^-53"), std::string::npos) << "the reason names the target it used: " << d.reason;
+
+  // The same data scaled by the norms: the H200's 16384^3 exp:1 operands at 9c46d85 (six rows of A and eight columns
+  // of B a half-octave bin above the rest; docs/results/2026-11-28-h200-sm90-ozaki-norm-scaling-exp1-9c46d85b524d.json),
+  // each bin's tau from a simulation of such operands (docs/gemm-notes.md, step 67) and the widest row's as measured.
+  // 14 moduli: under this target, not under the square root's of step 57 (kTargetRatio times 2).
+  Stats phi1_norm{4.90, 4.67, 4.80, 2.86};
+  phi1_norm.norm = true;
+  phi1_norm.bins_a = make_bins({{2.55, 2.42, 16378}, {4.90, 4.67, 6}});
+  phi1_norm.bins_b = make_bins({{2.55, 2.42, 16376}, {4.80, 2.86, 8}});
+  const Decision dn = decide(n, n, n, phi1_norm);
+  EXPECT_DOUBLE_EQ(dn.target, kMaxTargetGrowth * kTargetRatio);
+  EXPECT_EQ(dn.moduli, 14) << dn.reason;
+  EXPECT_GT(dn.predicted_ratio, 2 * kTargetRatio) << dn.reason;
 
   Stats wide = phi1;  // PHI 2: a row's tau past the limit
   wide.tau_a = kGrowthTauLimit * 1.01;
   wide.bins_a.tau[rho_bin(614.7)] = wide.tau_a;
   EXPECT_EQ(target_ratio(wide, n, n), kTargetRatio);
   EXPECT_EQ(decide(n, n, n, wide).moduli, 17);
-  EXPECT_NE(decide(n, n, n, wide).reason.find("under 3 x eps"), std::string::npos);
+  EXPECT_NE(decide(n, n, n, wide).reason.find("under 3 x 2^-53"), std::string::npos);
 
   // Wider spreads never lower the target; random bins stay within [kTargetRatio, kMaxTargetGrowth kTargetRatio].
   std::mt19937_64 rng(choose_seed());
@@ -846,6 +861,35 @@ double error_ratio(const GemmProblem& p, const Eigen::MatrixXd& C, int samples) 
   return worst_in_eps_ab(validate_sampled(p, C.data(), samples).worst, p.shape.K);
 }
 
+// The elements of C where the largest errors sit: every column of the `count` rows of A, and every row of the
+// `count` columns of B, whose rho at the norm exponents is largest, and likewise for the largest magnitudes' rho
+// (each variant's rounding unit of a row is 2^e_i / mean |a_i| = rho_i mean units, so its error peaks on these lines;
+// native's peaks on the rows of the widest tau, which rank with the first).
+std::vector<std::pair<int, int>> widest_lines(const GemmProblem& p, int count) {
+  auto widest = [count](const Eigen::MatrixXd& rows) {
+    std::vector<std::pair<double, int>> by_norm, by_spread;
+    for (Eigen::Index r = 0; r < rows.rows(); ++r) {
+      const HostStats h = host_rho_tau(rows.row(r), true);
+      by_norm.push_back({h.rho, static_cast<int>(r)});
+      by_spread.push_back({h.spread, static_cast<int>(r)});
+    }
+    std::vector<int> lines;
+    for (auto* v : {&by_norm, &by_spread}) {
+      const auto top = v->begin() + std::min<std::ptrdiff_t>(count, std::ssize(*v));
+      std::partial_sort(v->begin(), top, v->end(), std::greater<>());
+      for (auto it = v->begin(); it != top; ++it)
+        if (std::find(lines.begin(), lines.end(), it->second) == lines.end()) lines.push_back(it->second);
+    }
+    return lines;
+  };
+  std::vector<std::pair<int, int>> at;
+  for (int i : widest(p.A))
+    for (int j = 0; j < p.shape.N; ++j) at.push_back({i, j});
+  for (int j : widest(p.B.transpose()))
+    for (int i = 0; i < p.shape.M; ++i) at.push_back({i, j});
+  return at;
+}
+
 Eigen::MatrixXd device_result(const char* variant, const GemmProblem& p, ExecContext& ctx,
                               std::string* moduli = nullptr) {
   Runner runner(*registry().find(variant), Mode::Device, p, ctx);
@@ -862,7 +906,8 @@ Eigen::MatrixXd device_result(const char* variant, const GemmProblem& p, ExecCon
 
 // The accuracy rule at a size the test suite affords: ozaki's largest error relative to eps (|A||B|) at most
 // native cuBLAS's on the same inputs and elements, with magnitudes of several spreads and with rows of A and
-// columns of B scaled by powers of two far apart.
+// columns of B scaled by powers of two far apart; on 20,000 sampled elements (kbench's check) and on the lines of
+// C where the largest errors sit (widest_lines: 4 rows and 4 columns a measure, 32,768-65,536 elements).
 TEST(Ozaki, AsAccurateAsNativeDgemm) {
   KS_REQUIRE_GPU();
   if (test::small_sizes_only()) GTEST_SKIP() << "a 4096 x 4096 x 8192 product";
@@ -872,14 +917,20 @@ TEST(Ozaki, AsAccurateAsNativeDgemm) {
     const std::uint64_t seed = choose_seed();
     // large enough that the speed model lets the rule emulate up to 17 moduli (PHI 1)
     const GemmProblem p = make_problem({4096, 4096, 8192}, 1.0, 0.0, seed, parse_operands(dist));
+    const std::vector<std::pair<int, int>> lines = widest_lines(p, 4);
+    auto on_lines = [&](const Eigen::MatrixXd& C) {
+      return worst_in_eps_ab(validate_at(p, C.data(), lines).worst, p.shape.K);
+    };
     const Eigen::MatrixXd native = device_result("cublas", p, ctx);
-    const double n = error_ratio(p, native, 20000);
+    const double n = error_ratio(p, native, 20000), nl = on_lines(native);
     for (const char* v : {"ozaki", "ozaki_max_scaling", "ozaki_accurate"}) {
       std::string moduli;
       const Eigen::MatrixXd emulated = device_result(v, p, ctx, &moduli);
-      const double e = error_ratio(p, emulated, 20000);
-      std::cout << dist << ": " << v << " (" << moduli << " moduli) " << e << ", cublas " << n << " (x eps |A||B|)\n";
+      const double e = error_ratio(p, emulated, 20000), el = on_lines(emulated);
+      std::cout << dist << ": " << v << " (" << moduli << " moduli) " << e << ", cublas " << n
+                << "; on the widest lines " << el << ", cublas " << nl << " (x 2^-52 |A||B|)\n";
       EXPECT_LE(e, n) << v << ", " << dist << ", seed " << seed << ", " << moduli << " moduli";
+      EXPECT_LE(el, nl) << v << ", " << dist << ", seed " << seed << ", " << moduli << " moduli, the widest lines";
       if (std::string(dist) != "exp:1" && std::string(dist) != "exp:2") {  // wider spreads may run native
         EXPECT_NE(moduli, "0") << v << " emulated on " << dist;
       }

@@ -198,7 +198,7 @@ double target_ratio(const Stats& s, int M, int N) {
   // uniform data: one bin a side, M and N rows at tau^2 = 4 / 3; its level is z tau^2 (n exp(-z^2 / 2) = 1)
   const double uniform = std::sqrt(2.0 * std::log(std::max(static_cast<double>(M) * N, 2.0))) * 4.0 / 3.0;
   const double growth = std::max(1.0, native / uniform);
-  return kTargetRatio * std::min(kMaxTargetGrowth, std::sqrt(growth));
+  return kTargetRatio * std::min(kMaxTargetGrowth, growth);
 }
 
 double predicted_time_ratio(int M, int N, int K, int n, bool accurate) {
@@ -278,7 +278,7 @@ Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli, const Shi
     }
     if (!(e.predicted_ratio <= forbid)) {
       why << "native: " << fixed_moduli << " moduli would err by about " << e.predicted_ratio
-          << " x eps |A||B| on these inputs, above a quarter of the element-wise bound (" << forbid << ")";
+          << " x 2^-53 |A||B| on these inputs, above an eighth of the element-wise bound (" << forbid << ")";
       d.reason = why.str();
       return d;
     }
@@ -301,11 +301,11 @@ Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli, const Shi
       d.target = target;
       if (most_fast == kMaxModuli)
         why << "native: no count up to " << kMaxModuli << " moduli meets the accuracy target of " << target
-            << " (predicted " << most.predicted_ratio << " x eps |A||B| at " << kMaxModuli << ")";
+            << " (predicted " << most.predicted_ratio << " x 2^-53 |A||B| at " << kMaxModuli << ")";
       else
         why << "native: " << most_fast << " moduli, the most the speed model allows at this shape (about "
             << predicted_time_ratio(M, N, K, most_fast, accurate) << " x native DGEMM's time; it emulates at up to "
-            << kSpeedMargin << "), would err by about " << most.predicted_ratio << " x eps |A||B|, above the target of "
+            << kSpeedMargin << "), would err by about " << most.predicted_ratio << " x 2^-53 |A||B|, above the target of "
             << target;
       d.reason = why.str();
       return d;
@@ -317,7 +317,7 @@ Decision decide(int M, int N, int K, const Stats& s, int fixed_moduli, const Shi
     if (d.moduli == 0) d = most;
     d.target = target;
     why << d.moduli << " moduli: the fewest with a predicted error under " << target
-        << " x eps |A||B|; predicted " << predicted_time_ratio(M, N, K, d.moduli, accurate)
+        << " x 2^-53 |A||B|; predicted " << predicted_time_ratio(M, N, K, d.moduli, accurate)
         << " x native DGEMM's time";
   }
   if (shifts) why << ", accurate scaling";
