@@ -1140,8 +1140,8 @@ TEST(Ozaki, MeasuresTheSpreadOfItsInputs) {
 }
 
 // Bitwise the same run to run, as the registry declares (deterministic): the residues and the INT8 products are exact,
-// the recombination has no atomics, and the statistics' atomically added sums move the exponents, the count or the
-// split only where one lies within about 2^-40 of a threshold (docs/gemm-notes.md, step 66). Three launches each of
+// the recombination has no atomics, and the statistics take maxima and add each row's sums in k order
+// (sum_slots_kernel; docs/gemm-notes.md, step 67), so C and the statistics themselves repeat. Five launches each of
 // ozaki_14 (norm scaling) and ozaki_14_accurate (the largest magnitudes, then the coarse product's shifts) on PHI 1
 // data, with a launch on other data between them (other scratch contents, other decisions remembered).
 TEST(Ozaki, RepeatedLaunchesGiveTheSameBits) {
@@ -1152,7 +1152,8 @@ TEST(Ozaki, RepeatedLaunchesGiveTheSameBits) {
   const GemmProblem other = make_problem({600, 700, 3000}, 1.0, 0.0, choose_seed(), parse_operands("exp:0.5"));
   for (const char* v : {"ozaki_14", "ozaki_14_accurate"}) {
     const Eigen::MatrixXd first = device_result(v, p, ctx);
-    for (int again = 0; again < 2; ++again) {
+    const std::string inputs = ctx.notes().at("ozaki_inputs"), bins = ctx.notes().at("ozaki_rho_bins");
+    for (int again = 0; again < 4; ++again) {
       device_result(v, other, ctx);
       const Eigen::MatrixXd c = device_result(v, p, ctx);
       long differ = 0;
@@ -1160,6 +1161,10 @@ TEST(Ozaki, RepeatedLaunchesGiveTheSameBits) {
         if (std::memcmp(&c.data()[i], &first.data()[i], sizeof(double)) != 0 && differ++ < 3)
           ADD_FAILURE() << v << ", element " << i << ": " << c.data()[i] << " against " << first.data()[i];
       EXPECT_EQ(differ, 0) << v << ", launch " << again + 2;
+      // rho and tau to 17 digits: the rows' sums bit for bit (sums added in the order the blocks ran would differ
+      // in their last bits from launch to launch)
+      EXPECT_EQ(ctx.notes().at("ozaki_inputs"), inputs) << v << ", launch " << again + 2;
+      EXPECT_EQ(ctx.notes().at("ozaki_rho_bins"), bins) << v << ", launch " << again + 2;
     }
   }
 }

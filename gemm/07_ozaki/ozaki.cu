@@ -150,8 +150,10 @@ __device__ __forceinline__ Pow2 pow2(int d) {
 }
 __device__ __forceinline__ double times(double x, Pow2 p) { return x * p.lo * p.hi; }
 
-// One operand's view for the statistics: its rows (A's, or B's columns), their tiles' order, and where each row's
-// largest magnitude (as bits), sum of magnitudes and sum of squares accumulate.
+// One operand's view for the statistics: its rows (A's, or B's columns), their tiles' order, where each row's
+// largest magnitude (as bits) accumulates, and where each tile's sums of magnitudes and of squares go: row r's sums
+// over k tile kt at sum[kt stride + r] and sumsq[kt stride + r], each slot written once (sum_slots_kernel adds them
+// in k order, so that the sums do not depend on the order the blocks ran in).
 struct StatsView {
   const double* x;
   int ld, R;
@@ -159,12 +161,14 @@ struct StatsView {
   unsigned long long* amax;
   double* sum;
   double* sumsq;
+  std::size_t stride;
 };
 
 // Tile b of one view (t: the block's shared tile).
 template <bool KContiguous>
 __device__ __forceinline__ void stats_tile(double* t, const StatsView& v, int K, int b) {
   const TileOrigin o = tile_origin(v.order, b);
+  const std::size_t slots = static_cast<std::size_t>(o.k0 / kTile) * v.stride;  // this k tile's slots
   load_tile<KContiguous>(t, v.x, v.ld, v.R, K, o.r0, o.k0);
   __syncthreads();
   for (int pass = 0; pass < 2; ++pass) {
@@ -186,9 +190,9 @@ __device__ __forceinline__ void stats_tile(double* t, const StatsView& v, int K,
       s2 += __shfl_xor_sync(0xffffffffu, s2, o);
     }
     if (threadIdx.x % 8 == 0 && r < v.R) {
-      atomicMax(v.amax + r, m);
-      atomicAdd(v.sum + r, s);
-      atomicAdd(v.sumsq + r, s2);
+      atomicMax(v.amax + r, m);  // a maximum: the same whatever the order
+      v.sum[slots + r] = s;
+      v.sumsq[slots + r] = s2;
     }
   }
 }
@@ -201,6 +205,37 @@ __global__ void __launch_bounds__(kThreads) stats_kernel(StatsView a, StatsView 
   __shared__ double t[kTile * kTile];
   if (blockIdx.x < blocks_a) stats_tile<KContiguousA>(t, a, K, static_cast<int>(blockIdx.x));
   else stats_tile<KContiguousB>(t, b, K, static_cast<int>(blockIdx.x - blocks_a));
+}
+
+// Each row's sums (R rows, k_tiles slots of each, stride apart: StatsView) added in k order into sum[r] and
+// sumsq[r]: the statistics' bits are then the same on every launch (with atomic adds they could differ in the last
+// bits, and a row's exponent, the count or the split with them, where a sum sat at a threshold). A block takes 32
+// rows: warp w adds the slots kt = w, w + 8, ... in order, loads coalesced across the rows, and the eight warps'
+// sums are then added in warp order.
+constexpr int kSumWarps = 8;
+__global__ void __launch_bounds__(32 * kSumWarps) sum_slots_kernel(std::size_t R, int k_tiles, std::size_t stride,
+                                                                   const double* slots_sum, const double* slots_sumsq,
+                                                                   double* sum, double* sumsq) {
+  __shared__ double part[2][kSumWarps][32];
+  const int lane = threadIdx.x % 32, w = threadIdx.x / 32;
+  const std::size_t r = static_cast<std::size_t>(blockIdx.x) * 32 + lane;
+  double s = 0, s2 = 0;
+  if (r < R)
+    for (int kt = w; kt < k_tiles; kt += kSumWarps) {
+      s += slots_sum[kt * stride + r];
+      s2 += slots_sumsq[kt * stride + r];
+    }
+  part[0][w][lane] = s;
+  part[1][w][lane] = s2;
+  __syncthreads();
+  if (w == 0 && r < R) {
+    for (int i = 1; i < kSumWarps; ++i) {
+      s += part[0][i][lane];
+      s2 += part[1][i][lane];
+    }
+    sum[r] = s;
+    sumsq[r] = s2;
+  }
 }
 
 // The bits of a non-negative value as a running maximum holds them (NaN as Inf).
@@ -719,27 +754,34 @@ void coarse_shifts(const GemmArgs& a, ExecContext& ctx, DeviceStats& st) {
 DeviceStats statistics(const GemmArgs& a, ExecContext& ctx, bool accurate, bool norm) {
   const std::size_t R = static_cast<std::size_t>(a.M) + a.N;
   DeviceStats st{};
-  // The arrays the kernels accumulate into, in one region and zeroed by one memset (each memset is a few
-  // microseconds of the host's before the first kernel can be enqueued).
-  auto* zeroed = static_cast<unsigned long long*>(ctx.device_scratch((3 * R + kRhoSlots) * 8));
+  // The maxima the kernels take, in one region zeroed by one memset (each memset is a few microseconds of the
+  // host's before the first kernel can be enqueued); the tiles' sums and the rows' are written whole.
+  auto* zeroed = static_cast<unsigned long long*>(ctx.device_scratch((R + kRhoSlots) * 8));
   st.amax = zeroed;
-  st.sum = reinterpret_cast<double*>(zeroed + R);
-  st.sumsq = reinterpret_cast<double*>(zeroed + 2 * R);
-  st.rho = zeroed + 3 * R;
+  st.rho = zeroed + R;
+  st.sum = static_cast<double*>(ctx.device_scratch(2 * R * 8));
+  st.sumsq = st.sum + R;
   st.e = static_cast<int*>(ctx.device_scratch(R * 4));
   const cudaStream_t s = ctx.stream();
-  CUDA_CHECK(cudaMemsetAsync(zeroed, 0, (3 * R + kRhoSlots) * 8, s));
+  CUDA_CHECK(cudaMemsetAsync(zeroed, 0, (R + kRhoSlots) * 8, s));
   const Tiled ga = tiled(a.M, a.K, false), gb = tiled(a.N, a.K, false);
   if (static_cast<unsigned long long>(ga.blocks) + gb.blocks > INT_MAX)
     throw std::runtime_error("ozaki: operands of more than 2^31 - 1 tiles of 64 x 64 together");
-  const dev::StatsView va{a.A, a.lda, a.M, ga.order, st.amax, st.sum, st.sumsq};
-  const dev::StatsView vb{a.B, a.ldb, a.N, gb.order, st.amax + a.M, st.sum + a.M, st.sumsq + a.M};
+  // Each tile's sums (k_tiles slots a row: 16 bytes a row and 64 of K, 1/56 of 14 moduli's residues)
+  const int k_tiles = ga.order.k_tiles;
+  auto* slots = static_cast<double*>(ctx.device_scratch(2 * R * k_tiles * 8));
+  double* slots_sq = slots + R * k_tiles;
+  const dev::StatsView va{a.A, a.lda, a.M, ga.order, st.amax, slots, slots_sq, R};
+  const dev::StatsView vb{a.B, a.ldb, a.N, gb.order, st.amax + a.M, slots + a.M, slots_sq + a.M, R};
   with_view(a, false, [&](auto kca) {
     with_view(a, true, [&](auto kcb) {
       dev::stats_kernel<decltype(kca)::value, decltype(kcb)::value>
           <<<ga.blocks + gb.blocks, dev::kThreads, 0, s>>>(va, vb, a.K, ga.blocks);
     });
   });
+  CUDA_CHECK(cudaGetLastError());
+  dev::sum_slots_kernel<<<static_cast<unsigned>((R + 31) / 32), 32 * dev::kSumWarps, 0, s>>>(
+      R, k_tiles, R, slots, slots_sq, st.sum, st.sumsq);
   CUDA_CHECK(cudaGetLastError());
   static_assert(kRhoB == kRhoA + 1 && kTauB == kTauA + 1 && kBinsB == kBinsA + dev::kBinSlots &&
                     kSpreadB == kSpreadA + 1,
@@ -892,8 +934,8 @@ void with_moduli(int n, F&& f) {
 // What the launch read and chose, reported with the harness's row.
 void note(ExecContext& ctx, const GemmArgs& a, const Decision& d, const std::optional<Stats>& read) {
   if (read) {
-    std::ostringstream inputs;
-    inputs.precision(6);
+    std::ostringstream inputs;  // every digit: the statistics' bits, which the same operands repeat on every launch
+    inputs.precision(17);
     inputs << "rho_a=" << read->rho_a << " rho_b=" << read->rho_b << " tau_a=" << read->tau_a
            << " tau_b=" << read->tau_b;
     if (read->norm) inputs << " (at the norm exponents; the largest magnitudes' rho_a=" << read->spread_a
