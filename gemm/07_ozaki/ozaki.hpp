@@ -205,17 +205,16 @@ struct Stats {
 };
 
 // The estimated max over C of |C - C_exact|_ij / (u (|A||B|)_ij) with qa and qb scaling bits, u = 2^-53 (the unit
-// roundoff, half of the eps = 2^-52 that kbench's max_error_eps_ab and the tests' error ratios count in). The first-order
-// error of element (i, j) is a sum of K terms of random sign, each a rounding (uniform in half a unit: variance
-// 1/12 unit^2) times an element of the other operand: its standard deviation against (|A||B|)_ij, of about
-// K mean|a_i| mean|b_j|, is sqrt((rho_a tau_b 2^(53 - qa))^2 + (rho_b tau_a 2^(53 - qb))^2) / sqrt(12 K) in
-// units of u; the largest of M N such sums lies within about z = sqrt(2 ln(M N)) deviations (the level that one
-// of the M N sums is expected to exceed). Where the statistics are binned, the same level is taken over the pairs
-// of bins instead of the worst row against the worst column: the t with sum_pq n_p n_q exp(-t^2 / (2 s_pq^2)) = 1,
-// s_pq the deviation above for the largest rho and tau of A's bin p and B's bin q, and at least sqrt(2 ln 2)
-// deviations of the worst pair, as z is. It is never above the unbinned estimate, and sharper where a few rows
-// hold the extreme elements (at PHI 0.5 to 1, 1.3-2x; docs/gemm-notes.md, step 42). The second-order term is
-// bounded outright: 2^(53 - qa - qb) rho_a rho_b / 4.
+// roundoff, half of the eps = 2^-52 that kbench's max_error_eps_ab and the tests' error ratios count in). The
+// first-order error of element (i, j) is a sum of K terms of random sign, each a rounding (uniform in half a unit:
+// variance 1/12 unit^2) times an element of the other operand: its standard deviation against (|A||B|)_ij, of about K
+// mean|a_i| mean|b_j|, is sqrt((rho_a tau_b 2^(53 - qa))^2 + (rho_b tau_a 2^(53 - qb))^2) / sqrt(12 K) in units of u;
+// the largest of M N such sums lies within about z = sqrt(2 ln(M N)) deviations (the level that one of the M N sums is
+// expected to exceed). Where the statistics are binned, the same level is taken over the pairs of bins instead of the
+// worst row against the worst column: the t with sum_pq n_p n_q exp(-t^2 / (2 s_pq^2)) = 1, s_pq the deviation above
+// for the largest rho and tau of A's bin p and B's bin q, and at least sqrt(2 ln 2) deviations of the worst pair, as z
+// is. It is never above the unbinned estimate, and sharper where a few rows hold the extreme elements (at PHI 0.5 to 1,
+// 1.3-2x; docs/gemm-notes.md, step 42). The second-order term is bounded outright: 2^(53 - qa - qb) rho_a rho_b / 4.
 double predicted_ratio(const Stats& s, int M, int N, int K, int qa, int qb);
 
 // Accurate scaling (the paper's second mode: one extra, coarse INT8 product). The bound K 2^S above assumes
@@ -264,25 +263,26 @@ std::pair<int, int> split_bits(const Stats& s, int S);
 
 // The ratio the rule keeps under on uniform data, in units of u = 2^-53 (1.5 eps): native cuBLAS DGEMM's own largest
 // sampled error there is 1.16-1.97 eps at K = 4096 to 16384 (and its largest over all of C more). The estimate above
-// runs 1.2-1.4x above the largest error over C that it predicts (simulated with the device's rounding, docs/gemm-notes.md,
-// step 67), so at the target ozaki's largest error over C is at most native's largest sampled one.
+// runs 1.1-1.35x above the largest error over C that it predicts (simulated with the device's rounding,
+// docs/gemm-notes.md, step 67), so at the target ozaki's largest error over C is about 1.1-1.35 eps: at or below
+// native's largest on 20,000 samples.
 constexpr double kTargetRatio = 3.0;
 
 // The target for these inputs: kTargetRatio times how much native DGEMM's own largest error grows on them against
 // uniform data, at most kMaxTargetGrowth times kTargetRatio: ozaki's largest error at most native's on the same inputs.
 // Native's error of element (i, j), a rounded running sum, has a standard deviation of about c tau_i tau_j eps
 // (|A||B|)_ij: simulated sums in FP64 (one rounding a term, or one a 4-deep block as a tensor-core step) gave the same
-// root mean square of error / (tau_i tau_j) at PHI 0, 0.5 and 1 to within 2% (docs/gemm-notes.md, step 57). The
-// growth is the level that one of the M N sums is expected to exceed over the pairs of bins with s_pq = tau_p tau_q
-// (the binned estimate's solve), over the same level for uniform data (every row at tau = 2 / sqrt(3)); at least 1.
-// The model puts it at 1.3 at PHI 0.5 and 4-6 at PHI 1; cuBLAS's sampled errors, against uniform data's in the same
+// root mean square of error / (tau_i tau_j) at PHI 0, 0.5 and 1 to within 2% (docs/gemm-notes.md, step 57). The growth
+// is the level that one of the M N sums is expected to exceed over the pairs of bins with s_pq = tau_p tau_q (the
+// binned estimate's solve), over the same level for uniform data (every row at tau = 2 / sqrt(3)); at least 1. The
+// model puts it at 1.3 at PHI 0.5 and 4-6 at PHI 1; cuBLAS's sampled errors, against uniform data's in the same
 // sessions, were about 1.2-1.5x and 3-4x there (a sample of 20,000 elements seldom meets the few rows of widest tau
 // that the model's level rests on), so the growth is capped at 4. Step 57 took its square root, which at PHI 1 held
-// ozaki's largest error 6-50 times below native's sampled largest with a modulus more than this target needs (step
-// 67). Only where the statistics are binned and every row's tau is at most kGrowthTauLimit (the widest row of PHI 1
-// operands of 4096-16384 rows: 2.7-5.0; of PHI 2: 46-61): beyond it a row's mean is set by a few elements, the
-// estimate above is not trusted to follow the error, and native's error grew less than the model says (20-50x at
-// PHI 2 against the model's 590-1170).
+// ozaki's sampled largest error 10-50 times below native's with a modulus more than this target needs (step 67). Only
+// where the statistics are binned and every row's tau is at most kGrowthTauLimit (the widest row of PHI 1 operands of
+// 4096-16384 rows: 2.7-5.0; of PHI 2: 46-61): beyond it a row's mean is set by a few elements, the estimate above is
+// not trusted to follow the error, and native's error grew less than the model says (20-50x at PHI 2 against the
+// model's 590-1170).
 constexpr double kMaxTargetGrowth = 4.0;
 constexpr double kGrowthTauLimit = 8.0;
 double target_ratio(const Stats& s, int M, int N);
@@ -297,15 +297,14 @@ struct Decision {
   std::string reason;  // why native, or the count's reason
 };
 
-// The rule: fixed_moduli > 0 takes that count (tuning variants), native only where K or the data forbid
-// emulation: rho above kMaxFixedRho, or a predicted ratio above an eighth of the project's element-wise bound,
-// kBoundFactor (K + 2) eps = 2 kBoundFactor (K + 2) u (the tuning variants must stay correct on every distribution, and on short dot products
-// of heavy-tailed data one product can dominate (|A||B|)_ij, which the mean-based estimate does not see: at
-// exp:4 and K = 131 the errors were 10^3 times the estimate). Otherwise the fewest moduli whose predicted ratio
-// is at most target_ratio(), native where none is, where K is below kMinDepth (the INT32 products, 4 bytes per
-// modulus per element of C, then cost more than the arithmetic they save), or where the speed model below
-// predicts that count (or, from the shape alone, the count of the best-conditioned inputs) above kSpeedMargin of
-// native's time.
+// The rule: fixed_moduli > 0 takes that count (tuning variants), native only where K or the data forbid emulation: rho
+// above kMaxFixedRho, or a predicted ratio above an eighth of the project's element-wise bound, kBoundFactor (K + 2)
+// eps = 2 kBoundFactor (K + 2) u (the tuning variants must stay correct on every distribution, and on short dot
+// products of heavy-tailed data one product can dominate (|A||B|)_ij, which the mean-based estimate does not see: at
+// exp:4 and K = 131 the errors were 10^3 times the estimate). Otherwise the fewest moduli whose predicted ratio is at
+// most target_ratio(), native where none is, where K is below kMinDepth (the INT32 products, 4 bytes per modulus per
+// element of C, then cost more than the arithmetic they save), or where the speed model below predicts that count (or,
+// from the shape alone, the count of the best-conditioned inputs) above kSpeedMargin of native's time.
 constexpr int kMinDepth = 1024;
 constexpr double kMaxFixedRho = 64.0;
 // The speed side of the rule: emulation's time over native DGEMM's with n moduli, a model fitted to H100
