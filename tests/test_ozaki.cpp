@@ -863,7 +863,7 @@ double error_ratio(const GemmProblem& p, const Eigen::MatrixXd& C, int samples) 
 
 // The elements of C where the largest errors sit: every column of the `count` rows of A, and every row of the
 // `count` columns of B, whose rho at the norm exponents is largest, and likewise for the largest magnitudes' rho
-// (each variant's rounding unit of a row is 2^e_i / mean |a_i| = rho_i mean units, so its error peaks on these lines;
+// (a row's rounding unit is 2^(e_i - qa) = rho_i 2^-qa mean |a_i|, so each scaling's error peaks on its own lines;
 // native's peaks on the rows of the widest tau, which rank with the first).
 std::vector<std::pair<int, int>> widest_lines(const GemmProblem& p, int count) {
   auto widest = [count](const Eigen::MatrixXd& rows) {
