@@ -25,8 +25,8 @@ const std::vector<LeftOut>& hip_left_out() {
        "NVIDIA's FP64 tensor-core instruction (mma.sync f64) and cp.async; gfx90a's FP64 matrix instructions (MFMA) "
        "would need a kernel of their own, not written"},
       {"gemm/07_ozaki",
-       {"ozaki", "ozaki_14", "ozaki_16", "ozaki_14_pipelined", "ozaki_14_cublaslt", "ozaki_max_scaling",
-        "ozaki_accurate", "ozaki_14_accurate"},
+       {"ozaki", "ozaki_14", "ozaki_16", "ozaki_14_pipelined", "ozaki_14_cublaslt", "ozaki_norm_pow2",
+        "ozaki_max_scaling", "ozaki_accurate", "ozaki_14_accurate"},
        "its INT8 products are cuBLASLt's, or Hopper's (wgmma, TMA)"},
       {"gemm/08_dmma_tma.cu",
        {"dmma_tma", "dmma_tma_128x128_k32", "dmma_tma_128x64_k32_w32", "dmma_tma_128x128", "dmma_tma_128x64",

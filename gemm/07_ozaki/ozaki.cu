@@ -2,8 +2,8 @@
 //
 // One launch, on the context's stream (steps 3 and 4 beside each other from 16384^3: the pipeline below):
 //   1. statistics: per row of A and column of B, the largest magnitude (as bits, so NaN wins), the sum of
-//      magnitudes and the sum of squares; then per row the exponent e_i (norm scaling: from the sum of squares,
-//      ozaki.hpp) and the rule's rho and tau; the host reads
+//      magnitudes and the sum of squares; then per row the exponent e_i and factor m_i (norm scaling: from the sum
+//      of squares, ozaki.hpp) and the rule's rho and tau; the host reads
 //      A's and B's largest rho and tau and their bins back (one copy and a wait) and decides the moduli count, or
 //      native DGEMM. Where a launch before decided for the same operands, step 2 for its decision is enqueued
 //      behind the copy, so the GPU does not idle while the host decides, and kept where the decision is the same;
@@ -15,8 +15,9 @@
 //      int8_wgmma.cu); elsewhere by cuBLASLt, INT32 planes, one strided-batched call or one call per modulus, with
 //      the algorithm timed fastest for the shape (int8_products);
 //   4. recombination: per element, the residues of the products by the CRT in FP64 on 40-bit pieces, exact
-//      where it matters (crt_value), then scaled back, alpha and beta applied. Rows or columns holding Inf or NaN
-//      are computed there as plain dot products, so they reach C as in native DGEMM.
+//      where it matters (crt_value), then scaled back (divided by m_i n_j, times a power of two), alpha and beta
+//      applied. Rows or columns holding Inf or NaN are computed there as plain dot products, so they reach C as in
+//      native DGEMM.
 // The pipeline (ozaki.hpp, pipeline_width; cuBLASLt's products only, unless forced): C in column blocks, block j's
 // products on the context's priority stream and its recombination on the context's stream once they are done,
 // beside block j + 1's products.
@@ -122,18 +123,20 @@ __device__ __forceinline__ bool tile_slot(TileOrigin o, int pass, int R, int Kp,
   return r < R && k < Kp;
 }
 
-// The exponents of this thread's rows in passes 0 and 1 (0 where tile_slot says none), read before the tile: a
-// kernel that loads e[r] after the tile's barrier makes every warp of the block wait out that load's latency
-// once per pass (in the residue kernel, 40% of the warps' stall cycles; ncu, H100).
-struct RowExponents {
-  int pass0, pass1;
-  __device__ __forceinline__ int of(int pass) const { return pass ? pass1 : pass0; }
+// A per-row value (the exponents, the factors) of this thread's rows in passes 0 and 1 (`none` where tile_slot says
+// none), read before the tile: a kernel that loads e[r] after the tile's barrier makes every warp of the block wait
+// out that load's latency once per pass (in the residue kernel, 40% of the warps' stall cycles; ncu, H100).
+template <class T>
+struct RowValues {
+  T pass0, pass1;
+  __device__ __forceinline__ T of(int pass) const { return pass ? pass1 : pass0; }
 };
-__device__ __forceinline__ RowExponents row_exponents(TileOrigin o, int R, int Kp, const int* e) {
+template <class T>
+__device__ __forceinline__ RowValues<T> row_values(TileOrigin o, int R, int Kp, const T* v, T none) {
   int rr, kk0, r, k;
-  RowExponents x{0, 0};
-  if (tile_slot(o, 0, R, Kp, rr, kk0, r, k)) x.pass0 = e[r];
-  if (tile_slot(o, 1, R, Kp, rr, kk0, r, k)) x.pass1 = e[r];
+  RowValues<T> x{none, none};
+  if (tile_slot(o, 0, R, Kp, rr, kk0, r, k)) x.pass0 = v[r];
+  if (tile_slot(o, 1, R, Kp, rr, kk0, r, k)) x.pass1 = v[r];
   return x;
 }
 
@@ -207,23 +210,23 @@ __global__ void __launch_bounds__(kThreads) stats_kernel(StatsView a, StatsView 
   else stats_tile<KContiguousB>(t, b, K, static_cast<int>(blockIdx.x - blocks_a));
 }
 
-// Each row's sums (R rows, k_tiles slots of each, stride apart: StatsView) added in k order into sum[r] and
+// Each row's sums (R rows, k_tiles slots of each, R apart: StatsView's stride) added in k order into sum[r] and
 // sumsq[r]: the statistics' bits are then the same on every launch (with atomic adds they could differ in the last
 // bits, and a row's exponent, the count or the split with them, where a sum sat at a threshold). A block takes 32
 // rows: warp w adds the slots kt = w, w + 8, ... in order, loads coalesced across the rows, and the eight warps'
 // sums are then added in warp order.
 constexpr int kSumWarps = 8;
-__global__ void __launch_bounds__(32 * kSumWarps) sum_slots_kernel(std::size_t R, int k_tiles, std::size_t stride,
-                                                                   const double* slots_sum, const double* slots_sumsq,
-                                                                   double* sum, double* sumsq) {
+__global__ void __launch_bounds__(32 * kSumWarps) sum_slots_kernel(std::size_t R, int k_tiles, const double* slots_sum,
+                                                                   const double* slots_sumsq, double* sum,
+                                                                   double* sumsq) {
   __shared__ double part[2][kSumWarps][32];
   const int lane = threadIdx.x % 32, w = threadIdx.x / 32;
   const std::size_t r = static_cast<std::size_t>(blockIdx.x) * 32 + lane;
   double s = 0, s2 = 0;
   if (r < R)
     for (int kt = w; kt < k_tiles; kt += kSumWarps) {
-      s += slots_sum[kt * stride + r];
-      s2 += slots_sumsq[kt * stride + r];
+      s += slots_sum[kt * R + r];
+      s2 += slots_sumsq[kt * R + r];
     }
   part[0][w][lane] = s;
   part[1][w][lane] = s2;
@@ -305,10 +308,12 @@ __device__ __forceinline__ void block_bin(unsigned long long* bins, int slot, un
 // tau = rms / mean |x| = sqrt(K sum x^2) / sum |x| (at most sqrt(rho): rms^2 <= max |x| mean |x|) into tau_max[0]
 // or [1], and each such row into its rho bin (kBinSlots slots from bins: A's, then B's). With `norm`, e is the
 // row's norm exponent (ozaki.hpp, norm_exponent) where its tau is measured, rho is taken at it, and the largest
-// magnitudes' rho goes to spread_max[0] or [1] (without, the same as rho). The block is whole warps, each thread
-// one row.
-__global__ void exponents_kernel(std::size_t M, std::size_t R, int K, bool norm, const unsigned long long* amax,
-                                 const double* sum, const double* sumsq, int* e, unsigned long long* rho_max,
+// magnitudes' rho goes to spread_max[0] or [1] (without, the same as rho); with `exact` as well, the row's factor
+// (ozaki.hpp, norm_factor) goes to m_out[r] and rho is divided by it (every other row's factor: 1). The block is whole
+// warps, each thread one row.
+__global__ void exponents_kernel(std::size_t M, std::size_t R, int K, bool norm, bool exact,
+                                 const unsigned long long* amax, const double* sum, const double* sumsq, int* e,
+                                 double* m_out, unsigned long long* rho_max,
                                  unsigned long long* tau_max, unsigned long long* bins,
                                  unsigned long long* spread_max) {
   const std::size_t r = static_cast<std::size_t>(blockIdx.x) * blockDim.x + threadIdx.x;
@@ -316,6 +321,7 @@ __global__ void exponents_kernel(std::size_t M, std::size_t R, int K, bool norm,
   int bin = -1;
   if (r < R) {
     const double m = __longlong_as_double(static_cast<long long>(amax[r]));
+    double factor = 1;
     int ex = kBad;
     if (isfinite(m)) {
       ex = 0;
@@ -325,8 +331,10 @@ __global__ void exponents_kernel(std::size_t M, std::size_t R, int K, bool norm,
         double tau = sqrt(spread);
         const bool measured = m >= kTauLow && m <= kTauHigh;
         if (measured) tau = fmin(tau, sqrt(K * sumsq[r]) / sum[r]);
-        const int used = norm && measured ? norm_exponent(sqrt(sumsq[r] / K) / kSumScale, ex) : ex;
-        const double rho = used == ex ? spread : row_rho(K, sum[r], used);
+        const double rms = sqrt(sumsq[r] / K) / kSumScale;
+        const int used = norm && measured ? norm_exponent(rms, ex) : ex;
+        if (norm && measured && exact) factor = norm_factor(rms, used, ex);
+        const double rho = (used == ex ? spread : row_rho(K, sum[r], used)) / factor;
         rho_bits = max_bits(rho);
         tau_bits = max_bits(tau);
         spread_bits = max_bits(spread);
@@ -335,6 +343,7 @@ __global__ void exponents_kernel(std::size_t M, std::size_t R, int K, bool norm,
       }
     }
     e[r] = ex;
+    m_out[r] = factor;
   }
   // A warp may hold rows of both operands: each side's maximum apart.
   const bool b_row = r >= M;
@@ -414,7 +423,7 @@ __global__ void __launch_bounds__(kThreads) coarse_kernel(const double* x, int l
                                                           TileOrder order, const int* e, signed char* out) {
   __shared__ double t[kTile * kTile];
   const TileOrigin o = tile_origin(order);
-  const RowExponents ex = row_exponents(o, R, Kp, e);
+  const RowValues<int> ex = row_values(o, R, Kp, e, 0);
   load_tile<KContiguous>(t, x, ld, R, K, o.r0, o.k0);
   __syncthreads();
   for (int pass = 0; pass < 2; ++pass) {
@@ -435,18 +444,19 @@ __global__ void __launch_bounds__(kThreads) coarse_kernel(const double* x, int l
   }
 }
 
-// The residues of round-to-nearest(x 2^(q - e_r)) modulo every modulus, int8 in [-128, 127], row r of the
-// view at out[l stride + r Kp + k]; zero for k in [K, Kp) and for rows marked kBad. Each value is split once
-// into the pieces of residue_plus_128 (ozaki.hpp); per modulus it then costs two multiply-adds, an add, a
-// multiply-high, a shift and a multiply-subtract, where a 64-bit remainder by a constant costs several times
-// as many instructions.
+// The residues of round-to-nearest(x 2^(q - e_r) m_r) modulo every modulus (m_r the row's factor, ozaki.hpp:
+// round_scaled), int8 in [-128, 127], row r of the view at out[l stride + r Kp + k]; zero for k in [K, Kp) and for
+// rows marked kBad. Each value is split once into the pieces of residue_plus_128 (ozaki.hpp); per modulus it then
+// costs two multiply-adds, an add, a multiply-high, a shift and a multiply-subtract, where a 64-bit remainder by a
+// constant costs several times as many instructions.
 template <int N, bool KContiguous>
 __global__ void __launch_bounds__(kThreads, 4) residues_kernel(const double* x, int ld, int R, int K, int Kp,
-                                                               TileOrder order, const int* e, int q, signed char* out,
-                                                               std::size_t stride) {
+                                                               TileOrder order, const int* e, const double* m, int q,
+                                                               signed char* out, std::size_t stride) {
   __shared__ double t[kTile * kTile];
   const TileOrigin o = tile_origin(order);
-  const RowExponents ex = row_exponents(o, R, Kp, e);
+  const RowValues<int> ex = row_values(o, R, Kp, e, 0);
+  const RowValues<double> mr = row_values(o, R, Kp, m, 1.0);
   load_tile<KContiguous>(t, x, ld, R, K, o.r0, o.k0);
   __syncthreads();
   for (int pass = 0; pass < 2; ++pass) {
@@ -460,10 +470,12 @@ __global__ void __launch_bounds__(kThreads, 4) residues_kernel(const double* x, 
       continue;
     }
     const Pow2 f = pow2(q - er);
+    const double mf = mr.of(pass);
     const TileChunk ch = tile_chunk(rr, kk0);
     unsigned w[kChunk], v1[kChunk], v0[kChunk];
 #pragma unroll
-    for (int i = 0; i < kChunk; ++i) residue_pieces(__double2ll_rn(times(t[ch.base + (i ^ ch.c)], f)), w[i], v1[i], v0[i]);
+    for (int i = 0; i < kChunk; ++i)
+      residue_pieces(round_scaled(times(t[ch.base + (i ^ ch.c)], f), mf), w[i], v1[i], v0[i]);
 #pragma unroll
     for (int l = 0; l < N; ++l) {
       unsigned b[kChunk];
@@ -475,13 +487,13 @@ __global__ void __launch_bounds__(kThreads, 4) residues_kernel(const double* x, 
 }
 
 // X from the INT32 products p_l of one element (its residues are p_l mod m_l), or with Reduced from the residues
-// themselves (in [0, m_l)), times 2^scale. In FP64, exactly where it matters (ozaki.hpp, Crt): the sums
+// themselves (in [0, m_l)). In FP64, exactly where it matters (ozaki.hpp, Crt): the sums
 // s_t = sum_l r_l wd[l][t] of each 40-bit piece are exact, so S = sum_t s_t 2^(40 t) = sum_l r_l w_l is held
 // exactly; n = round(S / P) from S's double (relative error about 2^-52, while X / P lies in (-1/2, 1/2)); the
 // pieces of X = S - n P, s_t - n pd[t], are exact integers below 2^53; X is their sum in two or three roundings
 // (within one unit in the last place; where the pieces cancel, the leading ones' sum is small and exact).
 template <int N, bool Reduced>
-__device__ __forceinline__ double crt_value(const int (&p)[N], const Crt& c, int scale) {
+__device__ __forceinline__ double crt_value(const int (&p)[N], const Crt& c) {
   constexpr int T = pieces(N);
   double s[T] = {};
 #pragma unroll
@@ -503,7 +515,16 @@ __device__ __forceinline__ double crt_value(const int (&p)[N], const Crt& c, int
   double x = fma(-n, c.pd[T - 1], s[T - 1]);
 #pragma unroll
   for (int t = T - 2; t >= 0; --t) x = fma(x, 0x1p40, fma(-n, c.pd[t], s[t]));
-  return ldexp(x, scale);
+  return x;
+}
+
+// x / d for d = m_i n_j, the factors' product (exact, ozaki.hpp: norm_factor), from inv within a few units of
+// 1 / d: the quotient x inv corrected once by its remainder (exact by an FMA), within about half a unit of x / d.
+// Where d = 1 (the power-of-two scalings), x itself.
+__device__ __forceinline__ double divide_by_factors(double x, double d, double inv) {
+  if (d == 1) return x;
+  const double q = x * inv;
+  return fma(fma(-q, d, x), inv, q);
 }
 
 // Rows of C per thread of the recombination: each product is read with one 16-byte load (ldp is a multiple of
@@ -521,16 +542,17 @@ __device__ __forceinline__ int extract(const int4& q, int r) { return r == 0 ? q
 __device__ __forceinline__ void put(unsigned& w, int r, unsigned char x) { w |= static_cast<unsigned>(x) << (8 * r); }
 __device__ __forceinline__ void put(int4& q, int r, int x) { (r == 0 ? q.x : r == 1 ? q.y : r == 2 ? q.z : q.w) = x; }
 
-// C_ij = alpha X_ij 2^(e_i + f_j - S) + beta C_ij (S = qa + qb), X_ij from its products P (int: INT32 products;
-// unsigned char: residues). `a` gives op(A) and op(B) for the rows and columns holding Inf or NaN. Rows from M to
-// ldp are never read (initcheck-clean).
+// C_ij = alpha X_ij 2^(e_i + f_j - S) / (m_i n_j) + beta C_ij (S = qa + qb; m_i and n_j the rows' and columns'
+// factors, ma and mb), X_ij from its products P (int: INT32 products; unsigned char: residues). `a` gives op(A) and
+// op(B) for the rows and columns holding Inf or NaN. Rows from M to ldp are never read (initcheck-clean).
 // A thread computes four consecutive rows, but C is written through shared memory, each of a warp's stores 32
 // consecutive rows: four 8-byte stores 32 bytes apart across the lanes wrote every 32-byte sector in four pieces,
 // which cost a fifth to a third of the kernel's time (docs/gemm-notes.md, step 47).
 template <int N, class P>
 __global__ void __launch_bounds__(kRecombineThreads) recombine_kernel(int M, int Ncols, int K, int S, const P* prod,
                                                                       int ldp, std::size_t p_stride, const int* ea,
-                                                                      const int* fb, Crt c, GemmArgs a) {
+                                                                      const int* fb, const double* ma,
+                                                                      const double* mb, Crt c, GemmArgs a) {
   constexpr bool kReduced = std::is_same_v<P, unsigned char>;
   constexpr int kWarpRows = 32 * kRecombineRows;
   __shared__ double staged[kRecombineThreads * kRecombineRows];
@@ -539,6 +561,12 @@ __global__ void __launch_bounds__(kRecombineThreads) recombine_kernel(int M, int
   const int i0 = (blockIdx.x * blockDim.x + threadIdx.x) * kRecombineRows;
   const int warp_i0 = i0 - lane * kRecombineRows;
   if (warp_i0 >= M) return;  // the whole warp (it syncs below)
+  double mi[kRecombineRows], inv_mi[kRecombineRows];  // this thread's rows' factors, and their reciprocals
+#pragma unroll
+  for (int r = 0; r < kRecombineRows; ++r) {
+    mi[r] = i0 + r < M ? ma[i0 + r] : 1.0;
+    inv_mi[r] = 1.0 / mi[r];
+  }
   for (int j = blockIdx.y; j < Ncols; j += gridDim.y) {
     const P* p = prod + static_cast<std::size_t>(j) * ldp + i0;
     Four<P> four[N];
@@ -555,6 +583,7 @@ __global__ void __launch_bounds__(kRecombineThreads) recombine_kernel(int M, int
       }
     }
     const int fj = fb[j];
+    const double nj = mb[j], inv_nj = 1.0 / nj;
     double x[kRecombineRows] = {};
 #pragma unroll
     for (int r = 0; r < kRecombineRows; ++r) {
@@ -568,7 +597,7 @@ __global__ void __launch_bounds__(kRecombineThreads) recombine_kernel(int M, int
         int v[N];
 #pragma unroll
         for (int l = 0; l < N; ++l) v[l] = extract(four[l], r);
-        x[r] = crt_value<N, kReduced>(v, c, ei + fj - S);
+        x[r] = ldexp(divide_by_factors(crt_value<N, kReduced>(v, c), mi[r] * nj, inv_mi[r] * inv_nj), ei + fj - S);
       }
     }
     sync_warp();  // the warp's stores of the column before have read warp_rows
@@ -594,6 +623,7 @@ struct DeviceStats {
   double* sum;               // M + N
   double* sumsq;             // M + N
   int* e;                    // M + N
+  double* m;                 // M + N factors (exact norm scaling; else all 1)
   unsigned long long* rho;   // the slots below: A's and B's rho and tau; with accurate scaling the effective rho
   int* shift;                // M + N coarse shifts (accurate scaling), else null
 };
@@ -639,7 +669,11 @@ void refuse_unless_fits(const Workspace& w, int n, ExecContext& ctx) {
   if (!refusal.empty()) throw std::runtime_error(refusal);
 }
 
-using Key = std::tuple<const void*, const void*, int, int, int, int, int, Op, Op, int, bool, bool>;
+// How the rows of A and columns of B are scaled (ozaki.hpp): at their norms by exact factors (the rule's), at their
+// norms by powers of two, or by their largest magnitudes (as accurate scaling does, before its shifts).
+enum class Scaling { kNormExact, kNormPow2, kLargest };
+
+using Key = std::tuple<const void*, const void*, int, int, int, int, int, Op, Op, int, bool, Scaling>;
 std::mutex cache_mutex;
 std::map<Key, Decision>& decisions() {
   static std::map<Key, Decision> m;
@@ -651,10 +685,10 @@ std::map<Key, Decision>& decisions() {
 // earlier launch of this process made for the same operands (pointers, shape, count, scaling), or null; the copy
 // is followed by an event, so work before_wait enqueues runs while the host waits and decides.
 template <class BeforeWait>
-Decision choose(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, int fixed, bool norm,
+Decision choose(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, int fixed, Scaling scaling,
                 std::optional<Stats>* read, BeforeWait&& before_wait) {
-  const bool accurate = st.shift != nullptr;
-  const Key key{a.A, a.B, a.M, a.N, a.K, a.lda, a.ldb, a.transa, a.transb, fixed, accurate, norm};
+  const bool accurate = st.shift != nullptr, norm = scaling != Scaling::kLargest;
+  const Key key{a.A, a.B, a.M, a.N, a.K, a.lda, a.ldb, a.transa, a.transb, fixed, accurate, scaling};
   Shifts shifts;  // unset entries count as 1 (decide takes max(rho, 1))
   cudaStreamCaptureStatus capture = cudaStreamCaptureStatusNone;
   CUDA_CHECK(cudaStreamIsCapturing(ctx.stream(), &capture));
@@ -751,7 +785,7 @@ void coarse_shifts(const GemmArgs& a, ExecContext& ctx, DeviceStats& st) {
   CUDA_CHECK(cudaGetLastError());
 }
 
-DeviceStats statistics(const GemmArgs& a, ExecContext& ctx, bool accurate, bool norm) {
+DeviceStats statistics(const GemmArgs& a, ExecContext& ctx, bool accurate, bool norm, bool exact) {
   const std::size_t R = static_cast<std::size_t>(a.M) + a.N;
   DeviceStats st{};
   // The maxima the kernels take, in one region zeroed by one memset (each memset is a few microseconds of the
@@ -762,6 +796,7 @@ DeviceStats statistics(const GemmArgs& a, ExecContext& ctx, bool accurate, bool 
   st.sum = static_cast<double*>(ctx.device_scratch(2 * R * 8));
   st.sumsq = st.sum + R;
   st.e = static_cast<int*>(ctx.device_scratch(R * 4));
+  st.m = static_cast<double*>(ctx.device_scratch(R * 8));
   const cudaStream_t s = ctx.stream();
   CUDA_CHECK(cudaMemsetAsync(zeroed, 0, (R + kRhoSlots) * 8, s));
   const Tiled ga = tiled(a.M, a.K, false), gb = tiled(a.N, a.K, false);
@@ -781,14 +816,14 @@ DeviceStats statistics(const GemmArgs& a, ExecContext& ctx, bool accurate, bool 
   });
   CUDA_CHECK(cudaGetLastError());
   dev::sum_slots_kernel<<<static_cast<unsigned>((R + 31) / 32), 32 * dev::kSumWarps, 0, s>>>(
-      R, k_tiles, R, slots, slots_sq, st.sum, st.sumsq);
+      R, k_tiles, slots, slots_sq, st.sum, st.sumsq);
   CUDA_CHECK(cudaGetLastError());
   static_assert(kRhoB == kRhoA + 1 && kTauB == kTauA + 1 && kBinsB == kBinsA + dev::kBinSlots &&
                     kSpreadB == kSpreadA + 1,
                 "exponents_kernel writes A's slot, then B's");
   dev::exponents_kernel<<<static_cast<unsigned>((R + 255) / 256), 256, 0, s>>>(
-      static_cast<std::size_t>(a.M), R, a.K, norm, st.amax, st.sum, st.sumsq, st.e, st.rho + kRhoA, st.rho + kTauA,
-      st.rho + kBinsA, st.rho + kSpreadA);
+      static_cast<std::size_t>(a.M), R, a.K, norm, exact, st.amax, st.sum, st.sumsq, st.e, st.m, st.rho + kRhoA,
+      st.rho + kTauA, st.rho + kBinsA, st.rho + kSpreadA);
   CUDA_CHECK(cudaGetLastError());
   if (accurate) coarse_shifts(a, ctx, st);
   return st;
@@ -805,25 +840,26 @@ GemmArgs columns(const GemmArgs& a, int n0, int n) {
 
 // The residues of op(A)'s rows (b false) or op(B)'s columns (b true), row r of the view at out + r Kp.
 template <int N>
-void residues(const GemmArgs& a, bool b, const int* e, int q, signed char* out, const Workspace& w, cudaStream_t s) {
+void residues(const GemmArgs& a, bool b, const int* e, const double* m, int q, signed char* out, const Workspace& w,
+              cudaStream_t s) {
   const int R = b ? a.N : a.M;
   with_view(a, b, [&](auto kc) {
     constexpr bool KC = decltype(kc)::value;
     const Tiled g = tiled(R, w.Kp, true);
     dev::residues_kernel<N, KC><<<g.blocks, dev::kThreads, 0, s>>>(
-        b ? a.B : a.A, b ? a.ldb : a.lda, R, a.K, w.Kp, g.order, e, q, out, b ? w.b_stride : w.a_stride);
+        b ? a.B : a.A, b ? a.ldb : a.lda, R, a.K, w.Kp, g.order, e, m, q, out, b ? w.b_stride : w.a_stride);
   });
   CUDA_CHECK(cudaGetLastError());
 }
 
 // C from the products (prod: column 0 of a's C, w.ldp apart; P as recombine_kernel has it).
 template <int N, class P>
-void recombine(const GemmArgs& a, const P* prod, const Workspace& w, const int* ea, const int* fb, int S,
-               cudaStream_t s) {
+void recombine(const GemmArgs& a, const P* prod, const Workspace& w, const int* ea, const int* fb, const double* ma,
+               const double* mb, int S, cudaStream_t s) {
   constexpr int kRowsPerBlock = dev::kRecombineThreads * dev::kRecombineRows;
   const dim3 grid((a.M + kRowsPerBlock - 1) / kRowsPerBlock, std::min(a.N, 65535));
   dev::recombine_kernel<N, P><<<grid, dev::kRecombineThreads, 0, s>>>(a.M, a.N, a.K, S, prod, w.ldp, w.p_stride / 4,
-                                                                      ea, fb, crt(N), a);
+                                                                      ea, fb, ma, mb, crt(N), a);
   CUDA_CHECK(cudaGetLastError());
 }
 
@@ -851,9 +887,9 @@ Residues enqueue_residues(const GemmArgs& a, ExecContext& ctx, const DeviceStats
     dev::apply_shifts_kernel<<<(a.N + 255) / 256, 256, 0, s>>>(a.N, st.shift + a.M, d.cap_b, st.e + a.M);
     CUDA_CHECK(cudaGetLastError());
   }
-  residues<N>(a, false, st.e, d.qa, r.a8, w, s);
+  residues<N>(a, false, st.e, st.m, d.qa, r.a8, w, s);
   zero_padding_rows(r.a8, N, a.M, w, s);
-  residues<N>(a, true, st.e + a.M, d.qb, r.b8, w, s);
+  residues<N>(a, true, st.e + a.M, st.m + a.M, d.qb, r.b8, w, s);
   return r;
 }
 
@@ -870,6 +906,7 @@ void emulate(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const D
   void* prod = ctx.device_scratch(own ? N * w.p_stride / 4 : N * w.p_stride);
   const int S = d.qa + d.qb;
   const int* fb = st.e + a.M;
+  const double* mb = st.m + a.M;
   ctx.mark_phase("residues");
   // Columns [n0, n0 + cols) of the products, on `stream`, and their recombination on s.
   auto products = [&](cudaStream_t stream, std::size_t n0, int cols) {
@@ -881,8 +918,9 @@ void emulate(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const D
   };
   auto recombine_columns = [&](std::size_t n0, int cols) {
     const GemmArgs part = columns(a, static_cast<int>(n0), cols);
-    if (own) recombine<N>(part, static_cast<const unsigned char*>(prod) + n0 * w.ldp, w, st.e, fb + n0, S, s);
-    else recombine<N>(part, static_cast<const int*>(prod) + n0 * w.ldp, w, st.e, fb + n0, S, s);
+    if (own)
+      recombine<N>(part, static_cast<const unsigned char*>(prod) + n0 * w.ldp, w, st.e, fb + n0, st.m, mb + n0, S, s);
+    else recombine<N>(part, static_cast<const int*>(prod) + n0 * w.ldp, w, st.e, fb + n0, st.m, mb + n0, S, s);
   };
   if (own)
     ctx.notes()["ozaki_products"] = "residue_products: wgmma.m64n256k32 INT8, 128 x 256 tiles, reduced to bytes";
@@ -932,13 +970,13 @@ void with_moduli(int n, F&& f) {
 }
 
 // What the launch read and chose, reported with the harness's row.
-void note(ExecContext& ctx, const GemmArgs& a, const Decision& d, const std::optional<Stats>& read) {
+void note(ExecContext& ctx, const GemmArgs& a, const Decision& d, const std::optional<Stats>& read, Scaling scaling) {
   if (read) {
     std::ostringstream inputs;  // every digit: the statistics' bits, which the same operands repeat on every launch
     inputs.precision(17);
     inputs << "rho_a=" << read->rho_a << " rho_b=" << read->rho_b << " tau_a=" << read->tau_a
            << " tau_b=" << read->tau_b;
-    if (read->norm) inputs << " (at the norm exponents; the largest magnitudes' rho_a=" << read->spread_a
+    if (read->norm) inputs << " (at the norms' scaling; the largest magnitudes' rho_a=" << read->spread_a
                            << " rho_b=" << read->spread_b << ")";
     ctx.notes()["ozaki_inputs"] = inputs.str();
     std::ostringstream bins;  // each side's bins as "largest rho:rows", A's, then B's after " |"
@@ -953,8 +991,11 @@ void note(ExecContext& ctx, const GemmArgs& a, const Decision& d, const std::opt
   ctx.notes()["ozaki_moduli"] = std::to_string(d.moduli);
   if (read)
     ctx.notes()["ozaki_scaling"] = d.accurate ? "largest magnitudes, then the coarse product's shifts (accurate)"
-                                   : read->norm ? "rows' and columns' 2-norms (Cauchy-Schwarz bound)"
-                                                : "largest magnitudes";
+                                   : scaling == Scaling::kNormExact
+                                       ? "rows' and columns' 2-norms, exact factors (Cauchy-Schwarz bound)"
+                                   : scaling == Scaling::kNormPow2
+                                       ? "rows' and columns' 2-norms at powers of two (Cauchy-Schwarz bound)"
+                                       : "largest magnitudes";
   ctx.notes()["ozaki_decision"] = d.reason;
   if (d.moduli) {
     std::ostringstream os;
@@ -973,17 +1014,19 @@ void note(ExecContext& ctx, const GemmArgs& a, const Decision& d, const std::opt
 
 // The products by residue_products where it runs (compute capability 9.0 with sm_90a code), unless cublaslt_only;
 // else by cuBLASLt (the notes say why). With residue_products the recombination reads a quarter of the bytes, and
-// the rule does not pipeline (pipeline_always still does): measured in docs/gemm-notes.md, step 40. Norm scaling
-// (ozaki.hpp) unless max_scaling or accurate (whose coarse values are fractions of the largest magnitudes).
+// the rule does not pipeline (pipeline_always still does): measured in docs/gemm-notes.md, step 40. Accurate
+// scaling scales by the largest magnitudes (its coarse values are fractions of them), whatever `scaling` says.
 void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate, bool pipeline_always = false,
-            bool cublaslt_only = false, bool max_scaling = false) {
-  const bool norm = !accurate && !max_scaling;
+            bool cublaslt_only = false, Scaling scaling = Scaling::kNormExact) {
+  if (accurate) scaling = Scaling::kLargest;
+  const bool norm = scaling != Scaling::kLargest;
   // Native whatever the data where the shape decides it (and the statistics' grid has K / 64 rows).
   const std::string by_shape = native_by_shape(a.M, a.N, a.K, fixed, accurate);
   const bool data_free = !by_shape.empty();
   // With accurate scaling the coarse product's arrays come first: refuse before taking them.
   if (accurate && !data_free) refuse_unless_fits(workspace(a.M, a.N, a.K, 0, true), 0, ctx);
-  const DeviceStats st = data_free ? DeviceStats{} : statistics(a, ctx, accurate, norm);
+  const DeviceStats st =
+      data_free ? DeviceStats{} : statistics(a, ctx, accurate, norm, scaling == Scaling::kNormExact);
   const std::string own_refusal = cublaslt_only ? std::string() : residue_products_refusal();
   const Products route = !cublaslt_only && own_refusal.empty() ? Products::kOwn : Products::kCublasLt;
   // The workspace sized as the route stores its products: counted as INT32 planes, residue_products' workspace
@@ -1009,7 +1052,7 @@ void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate, bool 
     with_moduli(guess.moduli, [&](auto n) { guessed = enqueue_residues<decltype(n)::value>(a, ctx, st, guess, gw); });
   };
   if (data_free) d.reason = by_shape;
-  else d = choose(a, ctx, st, fixed, norm, &read, speculate);
+  else d = choose(a, ctx, st, fixed, scaling, &read, speculate);
   const bool speculated = guessed.a8 != nullptr;  // and its "scaling" phase marked
   const bool kept = speculated && d.moduli == guess.moduli && d.qa == guess.qa && d.qb == guess.qb && !d.accurate;
   if (speculated) {
@@ -1025,7 +1068,7 @@ void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate, bool 
   if (d.moduli == 0) {
     registry().find("cublas")->launch(a, ctx);
     ctx.mark_phase("native");
-    note(ctx, a, d, read);
+    note(ctx, a, d, read, scaling);
     return;
   }
   const Workspace w = workspace(a.M, a.N, a.K, d.moduli, d.accurate, bytes);
@@ -1034,7 +1077,7 @@ void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate, bool 
   if (!own_refusal.empty()) ctx.notes()["ozaki_own_products"] = "not run: " + own_refusal;
   const int width = route == Products::kOwn && !pipeline_always ? a.N : pipeline_width(a.M, a.N, a.K, pipeline_always);
   with_moduli(d.moduli, [&](auto n) { emulate<decltype(n)::value>(a, ctx, st, d, w, width, route, guessed); });
-  note(ctx, a, d, read);
+  note(ctx, a, d, read, scaling);
 }
 
 }  // namespace
@@ -1086,8 +1129,18 @@ KS_GEMM_VARIANT({.info = {.name = "ozaki_14_cublaslt",
                  .launch = [](const GemmArgs& a, ExecContext& ctx) { ozaki::launch(a, ctx, 14, false, false, true); },
                  .ops = kOpsAll});
 
-// The scaling by the rows' largest magnitudes that norm scaling replaced (ozaki.hpp; docs/gemm-notes.md, step 66):
-// for measuring one against the other.
+// The scalings the exact norm scaling replaced (ozaki.hpp; docs/gemm-notes.md, steps 66 and 68), for measuring
+// one against the other: the norms at powers of two, and the rows' largest magnitudes.
+KS_GEMM_VARIANT({.info = {.name = "ozaki_norm_pow2",
+                          .summary = "ozaki with each row of A and column of B scaled by the power of two at or "
+                                     "above its root mean square (no factor); moduli count (or native) by the rule",
+                          .min_cc = 75,
+                          .tuning = true,
+                          .phases = true},
+                 .launch = [](const GemmArgs& a, ExecContext& ctx) {
+                   ozaki::launch(a, ctx, 0, false, false, false, ozaki::Scaling::kNormPow2);
+                 },
+                 .ops = kOpsAll});
 KS_GEMM_VARIANT({.info = {.name = "ozaki_max_scaling",
                           .summary = "ozaki with each row of A and column of B scaled by its largest magnitude (the "
                                      "fast scaling before the norms); moduli count (or native) by the rule",
@@ -1095,7 +1148,7 @@ KS_GEMM_VARIANT({.info = {.name = "ozaki_max_scaling",
                           .tuning = true,
                           .phases = true},
                  .launch = [](const GemmArgs& a, ExecContext& ctx) {
-                   ozaki::launch(a, ctx, 0, false, false, false, true);
+                   ozaki::launch(a, ctx, 0, false, false, false, ozaki::Scaling::kLargest);
                  },
                  .ops = kOpsAll});
 

@@ -30,6 +30,14 @@
 // kept within kNormMaxGap of the largest magnitude's exponent), so the split keeps qa <= 62 - kNormMaxGap for the
 // residues' 64-bit intermediate, whatever the data (a decision remembered for a CUDA graph meets new data on every
 // replay), and qa >= kNormMinBits, where each element's rounding (half a unit) fits in the margin.
+//
+// Exact norm scaling (the rule's, and every variant's but ozaki_norm_pow2, ozaki_max_scaling and accurate
+// scaling's): row i is further multiplied by m_i in [1, 2] (norm_factor), so that its root mean square lands just
+// under 2^e_i rather than anywhere in (2^(e_i - 1), 2^e_i]: each row's rounding unit shrinks by m_i (on uniform
+// data, whose root mean square is 0.58 of its largest magnitude, by 1.73; by 1.4 on average elsewhere) at the
+// same S. m_i has kFactorBits bits, so that m_i n_j is exact; the product a_ik 2^(qa - e_i) m_i is rounded to the
+// nearest integer exactly (round_scaled), and the recombination divides X_ij by m_i n_j (one more rounding of C, a
+// half unit of C_ij, which is far below the truncation's error wherever |C_ij| is below (|A||B|)_ij).
 #pragma once
 
 #include <cuda_runtime.h>
@@ -52,8 +60,9 @@ constexpr int kMaxK = 1 << 17;     // K 128^2 < 2^31: the INT32 accumulation of 
 
 // Norm scaling (above): the margin on the root mean square and the fewest bits a side then needs. With
 // rms (1 + kNormMargin) <= 2^e (the statistics' sum of squares is within 2^-40 of the exact one for K <= 2^17),
-// |a_i|_2 <= 2^e sqrt(K) (1 - 2^-21); the rounded row A'_i = a_i 2^(qa - e) + r (|r_k| <= 1/2) then has
-// |A'_i|_2 <= 2^qa sqrt(K) (1 - 2^-21) + sqrt(K) / 2 <= 2^qa sqrt(K) where qa >= 20.
+// |a_i|_2 <= 2^e sqrt(K) (1 - 2^-21); the rounded row A'_i = a_i 2^(qa - e) + r (|r_k| <= 1/2, or 1/2 + 2^-54 with
+// exact factors: round_scaled) then has |A'_i|_2 <= 2^qa sqrt(K) (1 - 2^-21) + sqrt(K) (1/2 + 2^-54) <= 2^qa sqrt(K)
+// where qa >= 20.
 constexpr double kNormMargin = 0x1p-20;
 constexpr int kNormMinBits = 21;
 // How far below the largest magnitude's exponent a row's norm exponent may sit: the largest element of a row sits
@@ -66,6 +75,38 @@ __host__ __device__ inline int norm_exponent(double rms, int e) {
   int ex = 0;
   frexp(rms * (1 + kNormMargin), &ex);  // rms (1 + margin) = f 2^ex, f in [1/2, 1): below 2^ex
   return ex > e ? e : ex < e - kNormMaxGap ? e - kNormMaxGap : ex;
+}
+
+// Exact norm scaling's factor of a row (above): the largest m with kFactorBits significant bits and
+// rms m (1 + kNormMargin) <= 2^e, in [1, 2]; 1 where rms (1 + kNormMargin) lies above 2^e (norm_exponent capped e
+// at the largest magnitude's exponent emax: the rows' elements are then bounded one by one) or where e sits
+// kNormMaxGap below emax (the row's elements then reach the residues' bound, 2^(qa + kNormMaxGap), already). Elsewhere
+// emax - e <= kNormMaxGap - 1, so the largest element, below 2^(qa + emax - e) m <= 2^(qa + kNormMaxGap), keeps
+// that bound. rms (1 + kNormMargin) m <= 2^e is the bound norm_exponent gives at m = 1, so the margin's argument
+// (kNormMinBits) holds unchanged.
+constexpr int kFactorBits = 20;
+__host__ __device__ inline double norm_factor(double rms, int e, int emax) {
+  if (emax - e >= kNormMaxGap) return 1;
+  const double x = ldexp(1.0, e) / (rms * (1 + kNormMargin));  // in (1, 2] where e is rms's own exponent
+  if (!(x > 1)) return 1;
+  return fmin(2.0, ldexp(floor(ldexp(x, kFactorBits - 1)), 1 - kFactorBits));
+}
+
+// The integer nearest y m for |y m| <= 2^62 (y = a_ik 2^(q - e_i), exact; m a row's factor), within 1/2 + 2^-54: y m
+// = p + r exactly (p the rounded product, r its error by an FMA), so y m = n + ((p - n) + r) for p's nearest integer
+// n, and the integer nearest that remainder is added: from 2^53 on p is n and the remainder r exactly (up to half
+// p's unit); below, it is -1, 0 or 1, and its sum rounds only where p's fraction is a half and r, of the other sign,
+// is below 2^-54 (the sum then reads as the half). Where m = 1 it is the nearest integer to y, as the power-of-two
+// scalings round.
+__host__ __device__ inline long long round_scaled(double y, double m) {
+  const double p = y * m, r = fma(y, m, -p);
+#ifdef __CUDA_ARCH__
+  const long long n = __double2ll_rn(p);
+  return n + __double2ll_rn((p - static_cast<double>(n)) + r);
+#else
+  const long long n = std::llrint(p);
+  return n + std::llrint((p - static_cast<double>(n)) + r);
+#endif
 }
 
 // The moduli: pairwise coprime, the largest at most 256, so that a residue fits int8 in [-128, 127].
@@ -188,8 +229,8 @@ struct RhoBins {
 // tau = max rms(x) / mean |x| (>= 1: the spread of the magnitudes; measured from the rows' sums of squares where a
 // row's largest magnitude lies in [2^-400, 2^400], else that row's bound sqrt(rho): rms^2 <= max |x| mean |x|);
 // and, where the device binned them, how rho and tau spread over the rows (bins_a) and columns (bins_b).
-// With norm scaling (norm) rho is taken at the rows' norm exponents (2^e_i / mean |x|, e_i from norm_exponent) and
-// binned by that; spread keeps the rho of the largest magnitudes (the data's own spread, which decides whether a
+// With norm scaling (norm) rho is taken at the rows' norm exponents (2^e_i / mean |x|, e_i from norm_exponent; with
+// exact norm scaling 2^e_i / (m_i mean |x|), m_i from norm_factor) and binned by that; spread keeps the rho of the largest magnitudes (the data's own spread, which decides whether a
 // fixed count is trusted).
 struct Stats {
   double rho_a = 1, tau_a = 1, rho_b = 1, tau_b = 1;
