@@ -309,8 +309,8 @@ __device__ __forceinline__ void block_bin(unsigned long long* bins, int slot, un
 // or [1], and each such row into its rho bin (kBinSlots slots from bins: A's, then B's). With `norm`, e is the
 // row's norm exponent (ozaki.hpp, norm_exponent) where its tau is measured, rho is taken at it, and the largest
 // magnitudes' rho goes to spread_max[0] or [1] (without, the same as rho); with `exact` as well, the row's factor
-// (ozaki.hpp, norm_factor) goes to m_out[r] and rho is divided by it (every other row's factor: 1). The block is whole
-// warps, each thread one row.
+// (ozaki.hpp, norm_factor) goes to m_out[r], its reciprocal (rounded) to m_out[R + r], and rho is divided by it (every
+// other row's factor: 1). The block is whole warps, each thread one row.
 __global__ void exponents_kernel(std::size_t M, std::size_t R, int K, bool norm, bool exact,
                                  const unsigned long long* amax, const double* sum, const double* sumsq, int* e,
                                  double* m_out, unsigned long long* rho_max,
@@ -344,6 +344,7 @@ __global__ void exponents_kernel(std::size_t M, std::size_t R, int K, bool norm,
     }
     e[r] = ex;
     m_out[r] = factor;
+    m_out[R + r] = 1 / factor;
   }
   // A warp may hold rows of both operands: each side's maximum apart.
   const bool b_row = r >= M;
@@ -519,8 +520,8 @@ __device__ __forceinline__ double crt_value(const int (&p)[N], const Crt& c) {
 }
 
 // x / d for d = m_i n_j, the factors' product (exact, ozaki.hpp: norm_factor), from inv within a few units of
-// 1 / d: the quotient x inv corrected once by its remainder (exact by an FMA), within about half a unit of x / d.
-// Where d = 1 (the power-of-two scalings), x itself.
+// 1 / d (the product of their rounded reciprocals): the quotient x inv corrected once by its remainder (exact by an
+// FMA), within about half a unit of x / d. Where d = 1 (the power-of-two scalings), x itself.
 __device__ __forceinline__ double divide_by_factors(double x, double d, double inv) {
   if (d == 1) return x;
   const double q = x * inv;
@@ -543,8 +544,9 @@ __device__ __forceinline__ void put(unsigned& w, int r, unsigned char x) { w |= 
 __device__ __forceinline__ void put(int4& q, int r, int x) { (r == 0 ? q.x : r == 1 ? q.y : r == 2 ? q.z : q.w) = x; }
 
 // C_ij = alpha X_ij 2^(e_i + f_j - S) / (m_i n_j) + beta C_ij (S = qa + qb; m_i and n_j the rows' and columns'
-// factors, ma and mb), X_ij from its products P (int: INT32 products; unsigned char: residues). `a` gives op(A) and
-// op(B) for the rows and columns holding Inf or NaN. Rows from M to ldp are never read (initcheck-clean).
+// factors, ma and mb, their reciprocals at ma + ldm and mb + ldm), X_ij from its products P (int: INT32 products;
+// unsigned char: residues). `a` gives op(A) and op(B) for the rows and columns holding Inf or NaN. Rows from M to
+// ldp are never read (initcheck-clean).
 // A thread computes four consecutive rows, but C is written through shared memory, each of a warp's stores 32
 // consecutive rows: four 8-byte stores 32 bytes apart across the lanes wrote every 32-byte sector in four pieces,
 // which cost a fifth to a third of the kernel's time (docs/gemm-notes.md, step 47).
@@ -552,7 +554,8 @@ template <int N, class P>
 __global__ void __launch_bounds__(kRecombineThreads) recombine_kernel(int M, int Ncols, int K, int S, const P* prod,
                                                                       int ldp, std::size_t p_stride, const int* ea,
                                                                       const int* fb, const double* ma,
-                                                                      const double* mb, Crt c, GemmArgs a) {
+                                                                      const double* mb, std::size_t ldm, Crt c,
+                                                                      GemmArgs a) {
   constexpr bool kReduced = std::is_same_v<P, unsigned char>;
   constexpr int kWarpRows = 32 * kRecombineRows;
   __shared__ double staged[kRecombineThreads * kRecombineRows];
@@ -561,12 +564,6 @@ __global__ void __launch_bounds__(kRecombineThreads) recombine_kernel(int M, int
   const int i0 = (blockIdx.x * blockDim.x + threadIdx.x) * kRecombineRows;
   const int warp_i0 = i0 - lane * kRecombineRows;
   if (warp_i0 >= M) return;  // the whole warp (it syncs below)
-  double mi[kRecombineRows], inv_mi[kRecombineRows];  // this thread's rows' factors, and their reciprocals
-#pragma unroll
-  for (int r = 0; r < kRecombineRows; ++r) {
-    mi[r] = i0 + r < M ? ma[i0 + r] : 1.0;
-    inv_mi[r] = 1.0 / mi[r];
-  }
   for (int j = blockIdx.y; j < Ncols; j += gridDim.y) {
     const P* p = prod + static_cast<std::size_t>(j) * ldp + i0;
     Four<P> four[N];
@@ -583,7 +580,7 @@ __global__ void __launch_bounds__(kRecombineThreads) recombine_kernel(int M, int
       }
     }
     const int fj = fb[j];
-    const double nj = mb[j], inv_nj = 1.0 / nj;
+    const double nj = mb[j], inv_nj = mb[ldm + j];
     double x[kRecombineRows] = {};
 #pragma unroll
     for (int r = 0; r < kRecombineRows; ++r) {
@@ -597,7 +594,7 @@ __global__ void __launch_bounds__(kRecombineThreads) recombine_kernel(int M, int
         int v[N];
 #pragma unroll
         for (int l = 0; l < N; ++l) v[l] = extract(four[l], r);
-        x[r] = ldexp(divide_by_factors(crt_value<N, kReduced>(v, c), mi[r] * nj, inv_mi[r] * inv_nj), ei + fj - S);
+        x[r] = ldexp(divide_by_factors(crt_value<N, kReduced>(v, c), ma[i] * nj, ma[ldm + i] * inv_nj), ei + fj - S);
       }
     }
     sync_warp();  // the warp's stores of the column before have read warp_rows
@@ -623,7 +620,7 @@ struct DeviceStats {
   double* sum;               // M + N
   double* sumsq;             // M + N
   int* e;                    // M + N
-  double* m;                 // M + N factors (exact norm scaling; else all 1)
+  double* m;                 // M + N factors (exact norm scaling; else all 1), then their M + N reciprocals
   unsigned long long* rho;   // the slots below: A's and B's rho and tau; with accurate scaling the effective rho
   int* shift;                // M + N coarse shifts (accurate scaling), else null
 };
@@ -796,7 +793,7 @@ DeviceStats statistics(const GemmArgs& a, ExecContext& ctx, bool accurate, bool 
   st.sum = static_cast<double*>(ctx.device_scratch(2 * R * 8));
   st.sumsq = st.sum + R;
   st.e = static_cast<int*>(ctx.device_scratch(R * 4));
-  st.m = static_cast<double*>(ctx.device_scratch(R * 8));
+  st.m = static_cast<double*>(ctx.device_scratch(2 * R * 8));
   const cudaStream_t s = ctx.stream();
   CUDA_CHECK(cudaMemsetAsync(zeroed, 0, (R + kRhoSlots) * 8, s));
   const Tiled ga = tiled(a.M, a.K, false), gb = tiled(a.N, a.K, false);
@@ -855,11 +852,11 @@ void residues(const GemmArgs& a, bool b, const int* e, const double* m, int q, s
 // C from the products (prod: column 0 of a's C, w.ldp apart; P as recombine_kernel has it).
 template <int N, class P>
 void recombine(const GemmArgs& a, const P* prod, const Workspace& w, const int* ea, const int* fb, const double* ma,
-               const double* mb, int S, cudaStream_t s) {
+               const double* mb, std::size_t ldm, int S, cudaStream_t s) {
   constexpr int kRowsPerBlock = dev::kRecombineThreads * dev::kRecombineRows;
   const dim3 grid((a.M + kRowsPerBlock - 1) / kRowsPerBlock, std::min(a.N, 65535));
   dev::recombine_kernel<N, P><<<grid, dev::kRecombineThreads, 0, s>>>(a.M, a.N, a.K, S, prod, w.ldp, w.p_stride / 4,
-                                                                      ea, fb, ma, mb, crt(N), a);
+                                                                      ea, fb, ma, mb, ldm, crt(N), a);
   CUDA_CHECK(cudaGetLastError());
 }
 
@@ -907,6 +904,7 @@ void emulate(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const D
   const int S = d.qa + d.qb;
   const int* fb = st.e + a.M;
   const double* mb = st.m + a.M;
+  const std::size_t ldm = static_cast<std::size_t>(a.M) + a.N;  // the factors' reciprocals follow them
   ctx.mark_phase("residues");
   // Columns [n0, n0 + cols) of the products, on `stream`, and their recombination on s.
   auto products = [&](cudaStream_t stream, std::size_t n0, int cols) {
@@ -919,8 +917,9 @@ void emulate(const GemmArgs& a, ExecContext& ctx, const DeviceStats& st, const D
   auto recombine_columns = [&](std::size_t n0, int cols) {
     const GemmArgs part = columns(a, static_cast<int>(n0), cols);
     if (own)
-      recombine<N>(part, static_cast<const unsigned char*>(prod) + n0 * w.ldp, w, st.e, fb + n0, st.m, mb + n0, S, s);
-    else recombine<N>(part, static_cast<const int*>(prod) + n0 * w.ldp, w, st.e, fb + n0, st.m, mb + n0, S, s);
+      recombine<N>(part, static_cast<const unsigned char*>(prod) + n0 * w.ldp, w, st.e, fb + n0, st.m, mb + n0, ldm, S,
+                   s);
+    else recombine<N>(part, static_cast<const int*>(prod) + n0 * w.ldp, w, st.e, fb + n0, st.m, mb + n0, ldm, S, s);
   };
   if (own)
     ctx.notes()["ozaki_products"] = "residue_products: wgmma.m64n256k32 INT8, 128 x 256 tiles, reduced to bytes";
