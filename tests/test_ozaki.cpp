@@ -725,7 +725,7 @@ TEST(OzakiRule, NormScalingKeepsTheIntegerProductBelowHalfP) {
       ASSERT_GE(en[i], e[i] - kNormMaxGap);
       ASSERT_GE(ma[i], 1.0);
       ASSERT_LE(ma[i], 2.0);
-      ASSERT_EQ(std::ldexp(ma[i], kFactorBits - 1), std::floor(std::ldexp(ma[i], kFactorBits - 1))) << "kFactorBits bits";
+      ASSERT_EQ(std::ldexp(ma[i], kFactorBits - 1), std::floor(std::ldexp(ma[i], kFactorBits - 1))) << "its bits";
       lowered += en[i] < e[i];
       multiplied += ma[i] > 1;
     }

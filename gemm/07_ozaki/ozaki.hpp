@@ -230,8 +230,8 @@ struct RhoBins {
 // row's largest magnitude lies in [2^-400, 2^400], else that row's bound sqrt(rho): rms^2 <= max |x| mean |x|);
 // and, where the device binned them, how rho and tau spread over the rows (bins_a) and columns (bins_b).
 // With norm scaling (norm) rho is taken at the rows' norm exponents (2^e_i / mean |x|, e_i from norm_exponent; with
-// exact norm scaling 2^e_i / (m_i mean |x|), m_i from norm_factor) and binned by that; spread keeps the rho of the largest magnitudes (the data's own spread, which decides whether a
-// fixed count is trusted).
+// exact norm scaling 2^e_i / (m_i mean |x|), m_i from norm_factor) and binned by that; spread keeps the rho of the
+// largest magnitudes (the data's own spread, which decides whether a fixed count is trusted).
 struct Stats {
   double rho_a = 1, tau_a = 1, rho_b = 1, tau_b = 1;
   RhoBins bins_a, bins_b;  // all counts zero: not binned
