@@ -729,7 +729,9 @@ TEST(OzakiRule, NormScalingKeepsTheIntegerProductBelowHalfP) {
       lowered += en[i] < e[i];
       multiplied += ma[i] > 1;
     }
-    EXPECT_GT(multiplied, 0) << "trial " << trial << ": no row of A with a factor";
+    if (phi < 2) {  // exp:2 rows at K = 2^17 sit at the gap's cap, where the factor is 1
+      EXPECT_GT(multiplied, 0) << "trial " << trial << ": no row of A with a factor";
+    }
     if (phi > 0 || trial % 4 == 2) {  // uniform rows sit within a factor 2 of their largest magnitude
       EXPECT_GT(lowered, 0) << "trial " << trial << ": no row of A below its largest magnitude's exponent";
     }
