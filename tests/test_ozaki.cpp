@@ -899,13 +899,13 @@ TEST(OzakiRule, NormScalingNeedsFewerModuliWhereMagnitudesSpread) {
 
 // The estimate against the error it estimates (predicted_ratio, ozaki.hpp; docs/gemm-notes.md, steps 67 and 68):
 // operands scaled by the norms (at powers of two, and exactly) and rounded as the device rounds them, the error of the
-// rounded operands' exact product formed
-// directly (E = dA B + A dB + dA dB; the recombination is exact and C's own rounding is not counted) over every
-// element of C, against the rule's binned estimate from the same rows' statistics. The estimate is the level the
-// largest of M N sums is expected to reach, so the largest error may pass it a little: over 100 seeds of this test
-// (600 cases) the estimate was 0.81-1.64 times the largest error. Past 1.5 times the estimate the model would have
-// gone wrong (the chance of a largest error there is about 1e-6 a case); below 1 / 2.5 of it the estimate would cost
-// moduli for nothing.
+// rounded operands' exact product formed directly (E = dA B + A dB + dA dB; the recombination is exact and C's own
+// rounding is not counted) over every element of C, against the rule's binned estimate from the same rows'
+// statistics. The estimate is the level the largest of M N sums is expected to reach, so the largest error may pass
+// it a little: over 100 seeds (600 cases a scaling) the estimate was 0.77-1.74 times the largest error at powers of
+// two and 0.89-1.70 times with exact factors. Past 1.5 times the estimate the model would have gone wrong (the
+// chance of a largest error there is about 1e-6 a case); below 1 / 2.5 of it the estimate would cost moduli for
+// nothing.
 TEST(OzakiRule, EstimateFollowsTheErrorOfTheRoundedOperands) {
   std::mt19937_64 rng(choose_seed());
   std::uniform_real_distribution<double> u(-1.0, 1.0);
@@ -1271,8 +1271,8 @@ TEST(Ozaki, MeasuresTheSpreadOfItsInputs) {
         ASSERT_EQ(std::sscanf(noted.c_str() + at, "rho_a=%lf rho_b=%lf", &d[4], &d[5]), 2) << noted;
         host.push_back(a.spread);
         host.push_back(b.spread);
-        // every distribution's rows: the exact factor brings each row's scale to its root mean square (uniform
-        // rows' root mean square, 0.58 of their largest magnitude, rounds up to the same power of two)
+        // every distribution's rows sit below their largest magnitudes' scale, uniform data's too: its root mean
+        // square, 0.58 of the largest magnitude, shares that magnitude's power of two, and only the factor lowers it
         EXPECT_LT(a.rho, 0.9 * a.spread) << dist << ": the rows of A scaled below their largest magnitudes";
       }
       for (std::size_t t = 0; t < host.size(); ++t)
