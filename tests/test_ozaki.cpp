@@ -628,9 +628,6 @@ TEST(OzakiRule, AccurateShiftsKeepTheIntegerProductExact) {
   }
 }
 
-// How the device scales (ozaki.cu's Scaling): the largest magnitudes, the norms at powers of two, the norms exactly.
-enum class HostScaling { kLargest, kNormPow2, kNormExact };
-
 // rho and tau of a view's rows (A's rows, B's columns) as the device's statistics define them: the largest over
 // the finite non-zero rows, tau measured where a row's largest magnitude lies in [2^-400, 2^400], else its bound
 // sqrt(rho); 1 where no row counts. With norm scaling, rho at each measured row's norm exponent (norm_exponent) and,
@@ -639,12 +636,12 @@ enum class HostScaling { kLargest, kNormPow2, kNormExact };
 struct HostStats {
   double rho = 1, tau = 1, spread = 1;
 };
-HostStats host_rho_tau(const Eigen::MatrixXd& rows, HostScaling scaling,
+HostStats host_rho_tau(const Eigen::MatrixXd& rows, Scaling scaling,
                        std::vector<std::pair<double, double>>* each = nullptr, std::vector<int>* exponents = nullptr,
                        std::vector<double>* factors = nullptr) {
   HostStats h;
   const double K = static_cast<double>(rows.cols());
-  const bool norm = scaling != HostScaling::kLargest;
+  const bool norm = scaling != Scaling::kLargest;
   if (exponents) exponents->assign(rows.rows(), 0);
   if (factors) factors->assign(rows.rows(), 1.0);
   for (Eigen::Index r = 0; r < rows.rows(); ++r) {
@@ -658,7 +655,7 @@ HostStats host_rho_tau(const Eigen::MatrixXd& rows, HostScaling scaling,
     const double sumsq = measured ? rows.row(r).squaredNorm() : 0;
     if (measured) tau_r = std::min(tau_r, std::sqrt(K * sumsq) / sum);
     const int used = norm && measured ? norm_exponent(std::sqrt(sumsq / K), e) : e;
-    const double m = scaling == HostScaling::kNormExact && measured ? norm_factor(std::sqrt(sumsq / K), used, e) : 1.0;
+    const double m = scaling == Scaling::kNormExact && measured ? norm_factor(std::sqrt(sumsq / K), used, e) : 1.0;
     const double rho_r = std::ldexp(K / sum, used) / m;
     h.rho = std::max(h.rho, rho_r);
     h.tau = std::max(h.tau, tau_r);
@@ -671,12 +668,12 @@ HostStats host_rho_tau(const Eigen::MatrixXd& rows, HostScaling scaling,
 }
 
 // The statistics the rule reads for A and B (unbinned), as host_rho_tau has them.
-Stats host_stats(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, HostScaling scaling) {
+Stats host_stats(const Eigen::MatrixXd& A, const Eigen::MatrixXd& B, Scaling scaling) {
   const HostStats a = host_rho_tau(A, scaling), b = host_rho_tau(B.transpose(), scaling);
   Stats s{a.rho, a.tau, b.rho, b.tau};
   s.spread_a = a.spread;
   s.spread_b = b.spread;
-  s.norm = scaling != HostScaling::kLargest;
+  s.norm = scaling != Scaling::kLargest;
   return s;
 }
 
@@ -871,8 +868,8 @@ TEST(OzakiRule, NormScalingNeedsFewerModuliWhereMagnitudesSpread) {
     Eigen::MatrixXd A(rows, K), B(K, rows);
     for (Eigen::Index i = 0; i < A.size(); ++i) A.data()[i] = u(rng) * std::exp(phi * g(rng));
     for (Eigen::Index i = 0; i < B.size(); ++i) B.data()[i] = u(rng) * std::exp(phi * g(rng));
-    const Stats by_max = host_stats(A, B, HostScaling::kLargest), by_pow2 = host_stats(A, B, HostScaling::kNormPow2),
-                by_norm = host_stats(A, B, HostScaling::kNormExact);
+    const Stats by_max = host_stats(A, B, Scaling::kLargest), by_pow2 = host_stats(A, B, Scaling::kNormPow2),
+                by_norm = host_stats(A, B, Scaling::kNormExact);
     EXPECT_LE(by_pow2.rho_a, by_max.rho_a);
     EXPECT_LT(by_norm.rho_a, by_pow2.rho_a);
     EXPECT_EQ(by_norm.spread_a, by_max.rho_a);
@@ -916,8 +913,8 @@ TEST(OzakiRule, EstimateFollowsTheErrorOfTheRoundedOperands) {
     for (Eigen::Index i = 0; i < A.size(); ++i) A.data()[i] = u(rng) * std::exp(phi * g(rng));
     for (Eigen::Index i = 0; i < B.size(); ++i) B.data()[i] = u(rng) * std::exp(phi * g(rng));
     const Eigen::MatrixXd AB = A.cwiseAbs() * B.cwiseAbs();
-    for (const HostScaling scaling : {HostScaling::kNormPow2, HostScaling::kNormExact}) {
-      const char* how = scaling == HostScaling::kNormExact ? "exact factors" : "powers of two";
+    for (const Scaling scaling : {Scaling::kNormPow2, Scaling::kNormExact}) {
+      const char* how = scaling == Scaling::kNormExact ? "exact factors" : "powers of two";
       std::vector<std::pair<double, double>> rows_a, rows_b;
       std::vector<int> ea, eb;
       std::vector<double> ma, mb;
@@ -1016,7 +1013,7 @@ std::vector<std::pair<int, int>> widest_lines(const GemmProblem& p, int count) {
   auto widest = [count](const Eigen::MatrixXd& rows) {
     std::vector<std::pair<double, int>> by_norm, by_spread;
     for (Eigen::Index r = 0; r < rows.rows(); ++r) {
-      const HostStats h = host_rho_tau(rows.row(r), HostScaling::kNormExact);
+      const HostStats h = host_rho_tau(rows.row(r), Scaling::kNormExact);
       by_norm.push_back({h.rho, static_cast<int>(r)});
       by_spread.push_back({h.spread, static_cast<int>(r)});
     }
@@ -1255,7 +1252,7 @@ TEST(Ozaki, MeasuresTheSpreadOfItsInputs) {
     p.B.col(5).setZero();
     for (const bool norm : {true, false}) {  // ozaki_14 scales by the norms, accurate scaling by the largest magnitudes
       const char* v = norm ? "ozaki_14" : "ozaki_14_accurate";
-      const HostScaling scaling = norm ? HostScaling::kNormExact : HostScaling::kLargest;
+      const Scaling scaling = norm ? Scaling::kNormExact : Scaling::kLargest;
       device_result(v, p, ctx);
       ASSERT_TRUE(ctx.notes().count("ozaki_inputs")) << dist << ", " << v;
       const std::string noted = ctx.notes().at("ozaki_inputs");
@@ -1360,7 +1357,7 @@ TEST(Ozaki, SpeculatedResiduesAreKeptOnlyForTheSameDecision) {
   widen(p1.A.row(3));
   widen(p2.B.col(5));
   auto qa_of = [&](const GemmProblem& p) {
-    return split_bits(host_stats(p.A, p.B, HostScaling::kNormExact), scale_bits(14, shape.K)).first;
+    return split_bits(host_stats(p.A, p.B, Scaling::kNormExact), scale_bits(14, shape.K)).first;
   };
   ASSERT_GE(qa_of(p1) - qa_of(p2), 2) << "the two problems must decide different splits";
   const GemmVariant& v = *registry().find("ozaki_14");

@@ -666,10 +666,6 @@ void refuse_unless_fits(const Workspace& w, int n, ExecContext& ctx) {
   if (!refusal.empty()) throw std::runtime_error(refusal);
 }
 
-// How the rows of A and columns of B are scaled (ozaki.hpp): at their norms by exact factors (the rule's), at their
-// norms by powers of two, or by their largest magnitudes (as accurate scaling does, before its shifts).
-enum class Scaling { kNormExact, kNormPow2, kLargest };
-
 using Key = std::tuple<const void*, const void*, int, int, int, int, int, Op, Op, int, bool, Scaling>;
 std::mutex cache_mutex;
 std::map<Key, Decision>& decisions() {
@@ -782,7 +778,8 @@ void coarse_shifts(const GemmArgs& a, ExecContext& ctx, DeviceStats& st) {
   CUDA_CHECK(cudaGetLastError());
 }
 
-DeviceStats statistics(const GemmArgs& a, ExecContext& ctx, bool accurate, bool norm, bool exact) {
+DeviceStats statistics(const GemmArgs& a, ExecContext& ctx, bool accurate, Scaling scaling) {
+  const bool norm = scaling != Scaling::kLargest, exact = scaling == Scaling::kNormExact;
   const std::size_t R = static_cast<std::size_t>(a.M) + a.N;
   DeviceStats st{};
   // The maxima the kernels take, in one region zeroed by one memset (each memset is a few microseconds of the
@@ -1018,14 +1015,12 @@ void note(ExecContext& ctx, const GemmArgs& a, const Decision& d, const std::opt
 void launch(const GemmArgs& a, ExecContext& ctx, int fixed, bool accurate, bool pipeline_always = false,
             bool cublaslt_only = false, Scaling scaling = Scaling::kNormExact) {
   if (accurate) scaling = Scaling::kLargest;
-  const bool norm = scaling != Scaling::kLargest;
   // Native whatever the data where the shape decides it (and the statistics' grid has K / 64 rows).
   const std::string by_shape = native_by_shape(a.M, a.N, a.K, fixed, accurate);
   const bool data_free = !by_shape.empty();
   // With accurate scaling the coarse product's arrays come first: refuse before taking them.
   if (accurate && !data_free) refuse_unless_fits(workspace(a.M, a.N, a.K, 0, true), 0, ctx);
-  const DeviceStats st =
-      data_free ? DeviceStats{} : statistics(a, ctx, accurate, norm, scaling == Scaling::kNormExact);
+  const DeviceStats st = data_free ? DeviceStats{} : statistics(a, ctx, accurate, scaling);
   const std::string own_refusal = cublaslt_only ? std::string() : residue_products_refusal();
   const Products route = !cublaslt_only && own_refusal.empty() ? Products::kOwn : Products::kCublasLt;
   // The workspace sized as the route stores its products: counted as INT32 planes, residue_products' workspace

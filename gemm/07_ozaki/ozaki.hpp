@@ -224,6 +224,10 @@ struct RhoBins {
   double tau[kRhoBins] = {};
 };
 
+// How the rows of A and columns of B are scaled (above): at their norms with exact factors (the rule's), at their
+// norms by powers of two, or by their largest magnitudes (as accurate scaling does, before its shifts).
+enum class Scaling { kNormExact, kNormPow2, kLargest };
+
 // Statistics of the inputs, from the device: over the rows of A (columns of B) that are finite and not zero,
 // rho = max 2^e / mean |x| (>= 1: how far the row's largest exponent sits above its typical element) and
 // tau = max rms(x) / mean |x| (>= 1: the spread of the magnitudes; measured from the rows' sums of squares where a
