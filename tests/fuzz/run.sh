@@ -24,7 +24,7 @@ fi
 flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I.
        -isystem /usr/include/eigen3)
 declare -A sources=(
-  [lists]="tests/fuzz/lists.cpp bench/parse.cpp common/random.cpp gemm/host/problem.cpp"
+  [lists]="tests/fuzz/lists.cpp bench/parse.cpp common/random.cpp gemm/host/operands.cpp"
   [cuobjdump]="tests/fuzz/cuobjdump.cpp bench/resources.cpp bench/pattern.cpp -lre2"
   [pattern]="tests/fuzz/pattern.cpp bench/pattern.cpp -lre2")
 cuda_include=$(dirname "$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)")/../include
