@@ -463,12 +463,14 @@ TEST(RenderTable, ClassMeansAreGeometricPerClassAndOverall) {
   EXPECT_EQ(render_class_means(sample_rows(), true), "");  // no shape classes
 }
 
+// The floor is far below any real memory system: the sanitized build at -O0 (tests/sanitize_host.sh), beside another
+// program on a 2-core machine, measured 0.079 GB/s on one thread.
 TEST(HostCeilings, ElementwiseBandwidthIsMeasured) {
   Ceilings c;
   measure_host_ceilings(c, 3, std::size_t(1) << 22);
-  EXPECT_GT(c.host_single_thread_gbs, 0.1);
+  EXPECT_GT(c.host_single_thread_gbs, 0.01);
   EXPECT_LT(c.host_single_thread_gbs, 10000.0);
-  EXPECT_GT(c.host_openmp_gbs, 0.1);
+  EXPECT_GT(c.host_openmp_gbs, 0.01);
   EXPECT_LT(c.host_openmp_gbs, 10000.0);
 }
 
