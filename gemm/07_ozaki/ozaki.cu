@@ -15,7 +15,7 @@
 //      int8_wgmma.cu); elsewhere by cuBLASLt, INT32 planes, one strided-batched call or one call per modulus, with
 //      the algorithm timed fastest for the shape (int8_products);
 //   4. recombination: per element, the residues of the products by the CRT in FP64 on 40-bit pieces, exact
-//      where it matters (crt_value), then scaled back (divided by m_i n_j, times a power of two), alpha and beta
+//      where it matters (crt_values), then scaled back (divided by m_i n_j, times a power of two), alpha and beta
 //      applied. Rows or columns holding Inf or NaN are computed there as plain dot products, so they reach C as in
 //      native DGEMM.
 // The pipeline (ozaki.hpp, pipeline_width; cuBLASLt's products only, unless forced): C in column blocks, block j's
@@ -487,36 +487,57 @@ __global__ void __launch_bounds__(kThreads, 4) residues_kernel(const double* x, 
   }
 }
 
-// X from the INT32 products p_l of one element (its residues are p_l mod m_l), or with Reduced from the residues
-// themselves (in [0, m_l)). In FP64, exactly where it matters (ozaki.hpp, Crt): the sums
+// X of R elements from their INT32 products p[r][l] (the residues are p_l mod m_l), or with Reduced from the residues
+// themselves (in [0, m_l)), into x[r]. In FP64, exactly where it matters (ozaki.hpp, Crt): the sums
 // s_t = sum_l r_l wd[l][t] of each 40-bit piece are exact, so S = sum_t s_t 2^(40 t) = sum_l r_l w_l is held
 // exactly; n = round(S / P) from S's double (relative error about 2^-52, while X / P lies in (-1/2, 1/2)); the
 // pieces of X = S - n P, s_t - n pd[t], are exact integers below 2^53; X is their sum in two or three roundings
 // (within one unit in the last place; where the pieces cancel, the leading ones' sum is small and exact).
-template <int N, bool Reduced>
-__device__ __forceinline__ double crt_value(const int (&p)[N], const Crt& c) {
+// The R elements go through the sums together, each weight read once for all of them: element by element the
+// compiler read each weight from the constant bank again for every element, a third of the recombination's
+// instructions (docs/gemm-notes.md, step 69).
+template <int N, bool Reduced, int R>
+__device__ __forceinline__ void crt_values(const int (&p)[R][N], const Crt& c, double (&x)[R]) {
   constexpr int T = pieces(N);
-  double s[T] = {};
+  double s[R][T] = {};
 #pragma unroll
   for (int l = 0; l < N; ++l) {
     const int m = modulus(l);
-    int r = p[l];
-    if constexpr (!Reduced) {
-      r %= m;
-      r += r < 0 ? m : 0;
+    double rd[R];
+#pragma unroll
+    for (int r = 0; r < R; ++r) {
+      int v = p[r][l];
+      if constexpr (!Reduced) {
+        v %= m;
+        v += v < 0 ? m : 0;
+      }
+      rd[r] = __hiloint2double(0x43300000, v) - 0x1p52;  // v in [0, 256) as a double, without a conversion
     }
-    const double rd = __hiloint2double(0x43300000, r) - 0x1p52;  // r in [0, 256) as a double, without a conversion
 #pragma unroll
-    for (int t = 0; t < T; ++t) s[t] = fma(rd, c.wd[l][t], s[t]);
+    for (int t = 0; t < T; ++t) {
+      const double w = c.wd[l][t];
+#pragma unroll
+      for (int r = 0; r < R; ++r) s[r][t] = fma(rd[r], w, s[r][t]);
+    }
   }
-  double S = s[T - 1];
 #pragma unroll
-  for (int t = T - 2; t >= 0; --t) S = fma(S, 0x1p40, s[t]);
-  const double n = fma(S, c.inv_P, 0x1.8p52) - 0x1.8p52;  // rounded to an integer (|S / P| < 2^13)
-  double x = fma(-n, c.pd[T - 1], s[T - 1]);
+  for (int r = 0; r < R; ++r) {
+    double S = s[r][T - 1];
 #pragma unroll
-  for (int t = T - 2; t >= 0; --t) x = fma(x, 0x1p40, fma(-n, c.pd[t], s[t]));
-  return x;
+    for (int t = T - 2; t >= 0; --t) S = fma(S, 0x1p40, s[r][t]);
+    const double n = fma(S, c.inv_P, 0x1.8p52) - 0x1.8p52;  // rounded to an integer (|S / P| < 2^13)
+    double xr = fma(-n, c.pd[T - 1], s[r][T - 1]);
+#pragma unroll
+    for (int t = T - 2; t >= 0; --t) xr = fma(xr, 0x1p40, fma(-n, c.pd[t], s[r][t]));
+    x[r] = xr;
+  }
+}
+
+// x 2^e, rounded once as ldexp rounds it: where 2^e is a normal double, one multiplication (the exact product rounded
+// once) in place of ldexp's range handling; ldexp elsewhere.
+__device__ __forceinline__ double scaled_by_pow2(double x, int e) {
+  if (e >= -1022 && e <= 1023) return x * __hiloint2double((e + 1023) << 20, 0);
+  return ldexp(x, e);
 }
 
 // x / d for d = m_i n_j, the factors' product (exact, ozaki.hpp: norm_factor), from inv within a few units of
@@ -538,7 +559,7 @@ constexpr int kRecombineThreads = 128;
 // INT32 products (int); element r of them by extract().
 template <class P>
 using Four = std::conditional_t<std::is_same_v<P, unsigned char>, unsigned, int4>;
-__device__ __forceinline__ int extract(unsigned w, int r) { return (w >> (8 * r)) & 0xff; }
+__device__ __forceinline__ int extract(unsigned w, int r) { return __byte_perm(w, 0, 0x4440 | r); }  // byte r, zero-extended
 __device__ __forceinline__ int extract(const int4& q, int r) { return r == 0 ? q.x : r == 1 ? q.y : r == 2 ? q.z : q.w; }
 __device__ __forceinline__ void put(unsigned& w, int r, unsigned char x) { w |= static_cast<unsigned>(x) << (8 * r); }
 __device__ __forceinline__ void put(int4& q, int r, int x) { (r == 0 ? q.x : r == 1 ? q.y : r == 2 ? q.z : q.w) = x; }
@@ -581,20 +602,24 @@ __global__ void __launch_bounds__(kRecombineThreads) recombine_kernel(int M, int
     }
     const int fj = fb[j];
     const double nj = mb[j], inv_nj = mb[ldm + j];
-    double x[kRecombineRows] = {};
+    int v[kRecombineRows][N];
+#pragma unroll
+    for (int r = 0; r < kRecombineRows; ++r)
+#pragma unroll
+      for (int l = 0; l < N; ++l) v[r][l] = extract(four[l], r);
+    double x[kRecombineRows];
+    crt_values<N, kReduced>(v, c, x);  // rows past M: residues 0 (never stored)
 #pragma unroll
     for (int r = 0; r < kRecombineRows; ++r) {
       const int i = i0 + r;
       if (i >= M) break;
       const int ei = ea[i];
       if (ei == kBad || fj == kBad) {  // Inf or NaN in the row or column: the plain dot product, as native
+        x[r] = 0;
 #pragma unroll 1
         for (int k = 0; k < K; ++k) x[r] = fma(a.A[a.a_index(i, k)], a.B[a.b_index(k, j)], x[r]);
       } else {
-        int v[N];
-#pragma unroll
-        for (int l = 0; l < N; ++l) v[l] = extract(four[l], r);
-        x[r] = ldexp(divide_by_factors(crt_value<N, kReduced>(v, c), ma[i] * nj, ma[ldm + i] * inv_nj), ei + fj - S);
+        x[r] = scaled_by_pow2(divide_by_factors(x[r], ma[i] * nj, ma[ldm + i] * inv_nj), ei + fj - S);
       }
     }
     sync_warp();  // the warp's stores of the column before have read warp_rows
