@@ -494,7 +494,7 @@ __global__ void __launch_bounds__(kThreads, 4) residues_kernel(const double* x, 
 // pieces of X = S - n P, s_t - n pd[t], are exact integers below 2^53; X is their sum in two or three roundings
 // (within one unit in the last place; where the pieces cancel, the leading ones' sum is small and exact).
 // The R elements go through the sums together, each weight read once for all of them: element by element the
-// compiler read each weight from the constant bank again for every element, a third of the recombination's
+// compiler read each weight from the constant bank again for every element, about a sixth of the recombination's
 // instructions (docs/gemm-notes.md, step 69).
 template <int N, bool Reduced, int R>
 __device__ __forceinline__ void crt_values(const int (&p)[R][N], const Crt& c, double (&x)[R]) {
@@ -559,7 +559,8 @@ constexpr int kRecombineThreads = 128;
 // INT32 products (int); element r of them by extract().
 template <class P>
 using Four = std::conditional_t<std::is_same_v<P, unsigned char>, unsigned, int4>;
-__device__ __forceinline__ int extract(unsigned w, int r) { return __byte_perm(w, 0, 0x4440 | r); }  // byte r, zero-extended
+// Byte r of w, zero-extended (one PRMT).
+__device__ __forceinline__ int extract(unsigned w, int r) { return __byte_perm(w, 0, 0x4440 | r); }
 __device__ __forceinline__ int extract(const int4& q, int r) { return r == 0 ? q.x : r == 1 ? q.y : r == 2 ? q.z : q.w; }
 __device__ __forceinline__ void put(unsigned& w, int r, unsigned char x) { w |= static_cast<unsigned>(x) << (8 * r); }
 __device__ __forceinline__ void put(int4& q, int r, int x) { (r == 0 ? q.x : r == 1 ? q.y : r == 2 ? q.z : q.w) = x; }
