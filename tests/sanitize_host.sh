@@ -5,9 +5,6 @@
 # Usage: tests/sanitize_host.sh   (from anywhere; builds into build/asan)
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# The two longest-running first, so that they overlap the others where several run at once.
-programs=(test_pipelined test_stream_k test_common test_bench test_parsers_fuzz test_gemm_validator test_gemm_modes
-          test_dmma_rule test_gemm_variants test_reduce)
 # Without a GPU the instrumented programs never run device code, and their GPU tests (with the Eigen references
 # they check against) skip: the `asan-host` preset builds device code as unoptimised PTX alone (no SASS, no ptxas)
 # and host code at -O0 rather than asan's -O1, and the programs run side by side (docs/harness-notes.md: the build
@@ -21,7 +18,9 @@ else
   cmake --preset asan-host >/dev/null
   side_by_side=${JOBS:-$(nproc)}
 fi
-cmake --build --preset asan -j "${JOBS:-$(nproc)}" --target "${programs[@]}"
+# The programs, in the order they run: tests/CMakeLists.txt lists them (the target sanitized_programs).
+read -r -a programs < build/asan/tests/sanitized_programs.txt
+cmake --build --preset asan -j "${JOBS:-$(nproc)}" --target sanitized_programs
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=0:halt_on_error=1
 export UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 # One program, its log in build/asan/<program>.log; where it fails (a non-zero exit or a sanitizer's report),
