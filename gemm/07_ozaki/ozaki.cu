@@ -146,10 +146,13 @@ __device__ __forceinline__ RowValues<T> row_values(TileOrigin o, int R, int Kp, 
 struct Pow2 {
   double lo, hi;
 };
+// 2^e for e in [-1022, 1023] (a normal double), from its bits.
+__device__ __forceinline__ double normal_pow2(int e) {
+  return __hiloint2double((e + 1023) << 20, 0);
+}
 __device__ __forceinline__ Pow2 pow2(int d) {
   const int h = d / 2;
-  return {__longlong_as_double(static_cast<long long>(h + 1023) << 52),
-          __longlong_as_double(static_cast<long long>(d - h + 1023) << 52)};
+  return {normal_pow2(h), normal_pow2(d - h)};
 }
 __device__ __forceinline__ double times(double x, Pow2 p) { return x * p.lo * p.hi; }
 
@@ -536,7 +539,7 @@ __device__ __forceinline__ void crt_values(const int (&p)[R][N], const Crt& c, d
 // x 2^e, rounded once as ldexp rounds it: where 2^e is a normal double, one multiplication (the exact product rounded
 // once) in place of ldexp's range handling; ldexp elsewhere.
 __device__ __forceinline__ double scaled_by_pow2(double x, int e) {
-  if (e >= -1022 && e <= 1023) return x * __hiloint2double((e + 1023) << 20, 0);
+  if (e >= -1022 && e <= 1023) return x * normal_pow2(e);
   return ldexp(x, e);
 }
 
