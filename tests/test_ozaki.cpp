@@ -13,6 +13,7 @@
 
 #include <algorithm>
 #include <array>
+#include <bit>
 #include <cmath>
 #include <cstddef>
 #include <cstdio>
@@ -64,7 +65,9 @@ TEST(OzakiRule, CrtWeightsSelectTheirModulus) {
 
 // The residues kernel's arithmetic (residue_pieces, reduce, residue_plus_128): the multiply-high remainder
 // equals y % m for every y below 2^31 it is tried on (both sides of every multiple of m near 2^31 included), and
-// the byte is a residue of v in [-128, 128) for integers up to 2^62 in magnitude.
+// the byte is a residue of v in [-128, 128) for integers up to 2^62 in magnitude; the FP64 form (fp64_residue), for
+// every odd modulus, gives the same v a residue in [-(m - 1)/2, (m - 1)/2] in its low word, whose low byte is it as
+// int8.
 TEST(OzakiRule, ResiduesWithoutA64BitRemainderAreExact) {
   std::mt19937_64 rng(20261123);
   for (int l = 0; l < kMaxModuli; ++l) {
@@ -78,7 +81,8 @@ TEST(OzakiRule, ResiduesWithoutA64BitRemainderAreExact) {
 
     const long long big = 1ll << 62;
     std::vector<long long> vs = {0, 1, -1, 127, 128, -128, -129, big, -big, big - 1, 1 - big, 1ll << 42, -(1ll << 42),
-                                 (1ll << 42) - 1, (1ll << 21) - 1, -(1ll << 21)};
+                                 (1ll << 42) - 1, (1ll << 21) - 1, -(1ll << 21), (1ll << 32) - 1, 1ll << 32,
+                                 -(1ll << 32), -(1ll << 32) - 1};
     for (int i = 0; i < 100000; ++i) vs.push_back(static_cast<long long>(rng() % (2 * static_cast<unsigned long long>(big) + 1)) - big);
     for (const long long v : vs) {
       unsigned w = 0, v1 = 0, v0 = 0;
@@ -89,6 +93,14 @@ TEST(OzakiRule, ResiduesWithoutA64BitRemainderAreExact) {
       const long long residue = static_cast<long long>(r) - 128;  // the byte r ^ 0x80 as int8
       ASSERT_EQ(static_cast<signed char>(static_cast<unsigned char>(r ^ 0x80u)), residue);
       ASSERT_EQ((v - residue) % static_cast<long long>(m), 0) << "v " << v << " mod " << m;
+      if (m % 2 == 1) {
+        const double h = static_cast<double>(v >> 32), u = static_cast<double>(v & 0xFFFFFFFFll);
+        const auto bits = std::bit_cast<unsigned long long>(fp64_residue(h, u, fp64_residue_constants(l)));
+        const long long r = static_cast<int>(static_cast<unsigned>(bits));  // the low word, two's complement
+        ASSERT_LE(std::abs(r), (static_cast<long long>(m) - 1) / 2) << "v " << v << " mod " << m;
+        ASSERT_EQ((v - r) % static_cast<long long>(m), 0) << "v " << v << " mod " << m;
+        ASSERT_EQ(static_cast<signed char>(bits & 0xFF), r);
+      }
     }
   }
 }

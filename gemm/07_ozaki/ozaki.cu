@@ -413,11 +413,13 @@ __global__ void coarse_col_shift_kernel(int M, int K, const int* W, int ldw, con
   }
 }
 
+// The low bytes of four words into one, least significant first, each byte XOR x.
+__device__ __forceinline__ unsigned pack4(unsigned b0, unsigned b1, unsigned b2, unsigned b3, unsigned x) {
+  return __byte_perm(__byte_perm(b0, b1, 0x0040), __byte_perm(b2, b3, 0x0040), 0x5410) ^ x;
+}
 // Eight bytes (each in [0, 256)) into two words, least significant first, each byte XOR x.
 __device__ __forceinline__ uint2 pack8(const unsigned (&b)[kChunk], unsigned x) {
-  const unsigned lo = __byte_perm(__byte_perm(b[0], b[1], 0x0040), __byte_perm(b[2], b[3], 0x0040), 0x5410);
-  const unsigned hi = __byte_perm(__byte_perm(b[4], b[5], 0x0040), __byte_perm(b[6], b[7], 0x0040), 0x5410);
-  return make_uint2(lo ^ x, hi ^ x);
+  return make_uint2(pack4(b[0], b[1], b[2], b[3], x), pack4(b[4], b[5], b[6], b[7], x));
 }
 
 // Accurate scaling's U (or V): ceil(|x| 2^(kCoarseBits - e_r)) in [0, 64], laid out as one modulus's residues
@@ -448,11 +450,25 @@ __global__ void __launch_bounds__(kThreads) coarse_kernel(const double* x, int l
   }
 }
 
+// 1/m_l for the FP64 residues (fp64_residue), where the kernels read it as an operand from the constant bank: as a
+// compile-time constant, ptxas held each modulus's in two registers across the loop over a thread's elements.
+struct InvModuli {
+  double v[kMaxModuli];
+};
+template <std::size_t... L>
+constexpr InvModuli inv_moduli(std::index_sequence<L...>) {
+  return {{fp64_residue_constants(static_cast<int>(L)).inv_m...}};
+}
+__constant__ InvModuli kInvModuli = inv_moduli(std::make_index_sequence<kMaxModuli>{});
+
 // The residues of round-to-nearest(x 2^(q - e_r) m_r) modulo every modulus (m_r the row's factor, ozaki.hpp:
-// round_scaled), int8 in [-128, 127], row r of the view at out[l stride + r Kp + k]; zero for k in [K, Kp) and for
-// rows marked kBad. Each value is split once into the pieces of residue_plus_128 (ozaki.hpp); per modulus it then
-// costs two multiply-adds, an add, a multiply-high, a shift and a multiply-subtract, where a 64-bit remainder by a
-// constant costs several times as many instructions.
+// round_scaled), int8, row r of the view at out[l stride + r Kp + k]; zero for k in [K, Kp) and for rows marked
+// kBad. Modulus 256's byte is v's own. For the others a thread's first four values take the integer form: each
+// is split once into the pieces of residue_plus_128 (two multiply-adds, an add, a multiply-high, a shift and a
+// multiply-subtract a modulus, where a 64-bit remainder by a constant costs several times as many instructions;
+// ten cycles of the integer multiplier, the FMA pipe's heavy half, a warp). Its last four take the FP64 form: v's
+// halves as doubles (fp64_residue: five FP64 operations, ten cycles of the FP64 pipe). So both pipes share the
+// work, and each modulus's eight bytes are still one 8-byte store (docs/gemm-notes.md, step 70).
 template <int N, bool KContiguous>
 __global__ void __launch_bounds__(kThreads, 4) residues_kernel(const double* x, int ld, int R, int K, int Kp,
                                                                TileOrder order, const int* e, const double* m, int q,
@@ -476,16 +492,33 @@ __global__ void __launch_bounds__(kThreads, 4) residues_kernel(const double* x, 
     const Pow2 f = pow2(q - er);
     const double mf = mr.of(pass);
     const TileChunk ch = tile_chunk(rr, kk0);
-    unsigned w[kChunk], v1[kChunk], v0[kChunk];
+    constexpr int kHalf = kChunk / 2;
+    unsigned low[kChunk], w[kHalf], v1[kHalf], v0[kHalf];
+    double hi[kHalf], lo[kHalf];
 #pragma unroll
-    for (int i = 0; i < kChunk; ++i)
-      residue_pieces(round_scaled(times(t[ch.base + (i ^ ch.c)], f), mf), w[i], v1[i], v0[i]);
+    for (int i = 0; i < kChunk; ++i) {
+      const long long v = round_scaled(times(t[ch.base + (i ^ ch.c)], f), mf);
+      low[i] = static_cast<unsigned>(v);
+      if (i < kHalf) {
+        residue_pieces(v, w[i], v1[i], v0[i]);
+      } else {  // v's halves as doubles from their bits: 2^52 + 2^31 + h and 2^52 + u, less those offsets
+        hi[i - kHalf] = __hiloint2double(0x43300000, static_cast<int>(v >> 32) ^ 0x80000000) - 0x1.00000800p52;
+        lo[i - kHalf] = __hiloint2double(0x43300000, static_cast<int>(low[i])) - 0x1p52;
+      }
+    }
+    *reinterpret_cast<uint2*>(dst) = pack8(low, 0);  // modulus 256: v mod 256 is v's low byte, as int8
 #pragma unroll
-    for (int l = 0; l < N; ++l) {
+    for (int l = 1; l < N; ++l) {
+      Fp64ResidueConstants c = fp64_residue_constants(l);
+      c.inv_m = kInvModuli.v[l];
       unsigned b[kChunk];
 #pragma unroll
-      for (int i = 0; i < kChunk; ++i) b[i] = residue_plus_128(w[i], v1[i], v0[i], l);
-      *reinterpret_cast<uint2*>(dst + l * stride) = pack8(b, 0x80808080u);
+      for (int i = 0; i < kHalf; ++i) {
+        b[i] = residue_plus_128(w[i], v1[i], v0[i], l);
+        b[i + kHalf] = static_cast<unsigned>(__double2loint(fp64_residue(hi[i], lo[i], c)));
+      }
+      *reinterpret_cast<uint2*>(dst + l * stride) =
+          make_uint2(pack4(b[0], b[1], b[2], b[3], 0x80808080u), pack4(b[4], b[5], b[6], b[7], 0));
     }
   }
 }

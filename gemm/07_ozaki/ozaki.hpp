@@ -157,6 +157,29 @@ __host__ __device__ constexpr unsigned residue_plus_128(unsigned w, unsigned v1,
   return reduce(w * k.c42 + v1 * k.c21 + v0 + k.c, l);
 }
 
+// The same residue on the FP64 units, for an odd modulus (every one but 256). With v = h 2^32 + u (h = v >> 32 in
+// [-2^30, 2^30], u in [0, 2^32)), y = h (2^32 mod m) + u is congruent to v, an integer below 2^38.1 in magnitude, so
+// one FMA gives it exactly; n = y (1/m) + 1.5 2^52, rounded once by an FMA, is round(y / m) + 1.5 2^52, because
+// y (1/m) lies within 2^-22 of y / m, whose fraction j / m (m odd) stays at least 1/(2m) > 2^-9 away from a half;
+// r = y - round(y / m) m, in [-(m - 1)/2, (m - 1)/2], is then exact, and the double 1.5 2^52 + r holds r in the
+// two's complement of its low word, whose low byte is r as int8. Five FP64 operations a modulus where the integer
+// form above costs four multiplications on the integer multiplier (one a multiply-high at half its rate), an add
+// and a shift: the residues kernel gives some moduli to each, so that both units work (docs/gemm-notes.md, step 70).
+constexpr double kRoundMagic = 0x1.8p52;
+struct Fp64ResidueConstants {
+  double c32, inv_m, m;
+};
+__host__ __device__ constexpr Fp64ResidueConstants fp64_residue_constants(int l) {
+  const int m = modulus(l);
+  return {static_cast<double>((1ull << 32) % static_cast<unsigned>(m)), 1.0 / m, static_cast<double>(m)};
+}
+// 1.5 2^52 + (v's residue), from v's halves h and u as doubles (exact).
+__host__ __device__ inline double fp64_residue(double h, double u, const Fp64ResidueConstants& k) {
+  const double y = fma(h, k.c32, u);
+  const double n = fma(y, k.inv_m, kRoundMagic) - kRoundMagic;
+  return fma(-n, k.m, y) + kRoundMagic;
+}
+
 // An INT32 product's residue in five operations (the products' epilogue, int8_wgmma.cu): with x = hi 2^21 + lo
 // (hi = x >> 21 in [-1024, 1024), lo in [0, 2^21)),
 //   y = hi (c21 - 2^21) + x + offset = hi c21 + lo + offset,   offset = 1024 c21 + (-2^31 mod m),
