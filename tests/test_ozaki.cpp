@@ -96,10 +96,10 @@ TEST(OzakiRule, ResiduesWithoutA64BitRemainderAreExact) {
       if (m % 2 == 1) {
         const double h = static_cast<double>(v >> 32), u = static_cast<double>(v & 0xFFFFFFFFll);
         const auto bits = std::bit_cast<unsigned long long>(fp64_residue(h, u, fp64_residue_constants(l)));
-        const long long r = static_cast<int>(static_cast<unsigned>(bits));  // the low word, two's complement
-        ASSERT_LE(std::abs(r), (static_cast<long long>(m) - 1) / 2) << "v " << v << " mod " << m;
-        ASSERT_EQ((v - r) % static_cast<long long>(m), 0) << "v " << v << " mod " << m;
-        ASSERT_EQ(static_cast<signed char>(bits & 0xFF), r);
+        const long long centred = static_cast<int>(static_cast<unsigned>(bits));  // the low word, two's complement
+        ASSERT_LE(std::abs(centred), (static_cast<long long>(m) - 1) / 2) << "v " << v << " mod " << m;
+        ASSERT_EQ((v - centred) % static_cast<long long>(m), 0) << "v " << v << " mod " << m;
+        ASSERT_EQ(static_cast<signed char>(bits & 0xFF), centred);
       }
     }
   }
