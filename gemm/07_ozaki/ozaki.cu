@@ -450,6 +450,19 @@ __global__ void __launch_bounds__(kThreads) coarse_kernel(const double* x, int l
   }
 }
 
+// Whether the residues kernel gives half of its values to the FP64 form: where the FP64 units run at half the FP32
+// rate (compute capability 6.0, 7.0, 8.0, 9.0, 10.0: P100, V100, A100, H100 and H200, B200). On the others (sm_75,
+// sm_86, sm_89 and the like: 1/32 or 1/64 of it) five FP64 operations a modulus would cost far more than the integer
+// form's six, so the integer form takes all eight.
+__device__ constexpr bool fp64_residues() {
+#if defined(__CUDA_ARCH__) && (__CUDA_ARCH__ == 600 || __CUDA_ARCH__ == 700 || __CUDA_ARCH__ == 800 || \
+                               __CUDA_ARCH__ == 900 || __CUDA_ARCH__ == 1000)
+  return true;
+#else
+  return false;
+#endif
+}
+
 // 1/m_l for the FP64 residues (fp64_residue), where the kernels read it as an operand from the constant bank: as a
 // compile-time constant, ptxas held each modulus's in two registers across the loop over a thread's elements.
 struct InvModuli {
@@ -468,7 +481,8 @@ __constant__ InvModuli kInvModuli = inv_moduli(std::make_index_sequence<kMaxModu
 // multiply-subtract a modulus, where a 64-bit remainder by a constant costs several times as many instructions;
 // ten cycles of the integer multiplier, the FMA pipe's heavy half, a warp). Its last four take the FP64 form: v's
 // halves as doubles (fp64_residue: five FP64 operations, ten cycles of the FP64 pipe). So both pipes share the
-// work, and each modulus's eight bytes are still one 8-byte store (docs/gemm-notes.md, step 70).
+// work, and each modulus's eight bytes are still one 8-byte store (docs/gemm-notes.md, step 70). Where the FP64
+// units run at a small fraction of the FP32 rate (fp64_residues), all eight take the integer form.
 template <int N, bool KContiguous>
 __global__ void __launch_bounds__(kThreads, 4) residues_kernel(const double* x, int ld, int R, int K, int Kp,
                                                                TileOrder order, const int* e, const double* m, int q,
@@ -492,18 +506,20 @@ __global__ void __launch_bounds__(kThreads, 4) residues_kernel(const double* x, 
     const Pow2 f = pow2(q - er);
     const double mf = mr.of(pass);
     const TileChunk ch = tile_chunk(rr, kk0);
-    constexpr int kHalf = kChunk / 2;
-    unsigned low[kChunk], w[kHalf], v1[kHalf], v0[kHalf];
-    double hi[kHalf], lo[kHalf];
+    // The first kInt values take the integer form, the other kFp (none, or the last four) the FP64 form.
+    constexpr int kInt = fp64_residues() ? kChunk / 2 : kChunk, kFp = kChunk - kInt;
+    static_assert(kFp == 0 || kFp == kInt, "value i of the FP64 form goes beside value i of the integer form");
+    unsigned low[kChunk], w[kInt], v1[kInt], v0[kInt];
+    double hi[kFp > 0 ? kFp : 1], lo[kFp > 0 ? kFp : 1];
 #pragma unroll
     for (int i = 0; i < kChunk; ++i) {
       const long long v = round_scaled(times(t[ch.base + (i ^ ch.c)], f), mf);
       low[i] = static_cast<unsigned>(v);
-      if (i < kHalf) {
+      if (i < kInt) {
         residue_pieces(v, w[i], v1[i], v0[i]);
       } else {  // v's halves as doubles from their bits: 2^52 + 2^31 + h and 2^52 + u, less those offsets
-        hi[i - kHalf] = __hiloint2double(0x43300000, static_cast<int>(v >> 32) ^ 0x80000000) - 0x1.00000800p52;
-        lo[i - kHalf] = __hiloint2double(0x43300000, static_cast<int>(low[i])) - 0x1p52;
+        hi[i - kInt] = __hiloint2double(0x43300000, static_cast<int>(v >> 32) ^ 0x80000000) - 0x1.00000800p52;
+        lo[i - kInt] = __hiloint2double(0x43300000, static_cast<int>(low[i])) - 0x1p52;
       }
     }
     *reinterpret_cast<uint2*>(dst) = pack8(low, 0);  // modulus 256: v mod 256 is v's low byte, as int8
@@ -513,12 +529,13 @@ __global__ void __launch_bounds__(kThreads, 4) residues_kernel(const double* x, 
       c.inv_m = kInvModuli.v[l];
       unsigned b[kChunk];
 #pragma unroll
-      for (int i = 0; i < kHalf; ++i) {
+      for (int i = 0; i < kInt; ++i) {
         b[i] = residue_plus_128(w[i], v1[i], v0[i], l);
-        b[i + kHalf] = static_cast<unsigned>(__double2loint(fp64_residue(hi[i], lo[i], c)));
+        if constexpr (kFp > 0) b[i + kInt] = static_cast<unsigned>(__double2loint(fp64_residue(hi[i], lo[i], c)));
       }
+      constexpr unsigned kFlipHigh = kFp > 0 ? 0 : 0x80808080u;  // the FP64 form's bytes are the residues as they are
       *reinterpret_cast<uint2*>(dst + l * stride) =
-          make_uint2(pack4(b[0], b[1], b[2], b[3], 0x80808080u), pack4(b[4], b[5], b[6], b[7], 0));
+          make_uint2(pack4(b[0], b[1], b[2], b[3], 0x80808080u), pack4(b[4], b[5], b[6], b[7], kFlipHigh));
     }
   }
 }
