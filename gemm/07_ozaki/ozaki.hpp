@@ -164,7 +164,8 @@ __host__ __device__ constexpr unsigned residue_plus_128(unsigned w, unsigned v1,
 // r = y - round(y / m) m, in [-(m - 1)/2, (m - 1)/2], is then exact, and the double 1.5 2^52 + r holds r in the
 // two's complement of its low word, whose low byte is r as int8. Five FP64 operations a modulus where the integer
 // form above costs four multiplications on the integer multiplier (one a multiply-high at half its rate), an add
-// and a shift: the residues kernel gives some moduli to each, so that both units work (docs/gemm-notes.md, step 70).
+// and a shift: where FP64 runs at half the FP32 rate, the residues kernel gives half of each thread's values to each
+// form, so that both units work (docs/gemm-notes.md, step 70).
 constexpr double kRoundMagic = 0x1.8p52;
 struct Fp64ResidueConstants {
   double c32, inv_m, m;
