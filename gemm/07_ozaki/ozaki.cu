@@ -150,6 +150,14 @@ struct Pow2 {
 __device__ __forceinline__ double normal_pow2(int e) {
   return __hiloint2double((e + 1023) << 20, 0);
 }
+// An unsigned or signed 32-bit integer as a double without a conversion instruction (one FP64 add): the double whose
+// high word is 0x43300000 is 2^52 plus its low word, so 2^52 + u less 2^52, or 2^52 + 2^31 + h less both offsets.
+__device__ __forceinline__ double uint_as_double(unsigned u) {
+  return __hiloint2double(0x43300000, static_cast<int>(u)) - 0x1p52;
+}
+__device__ __forceinline__ double int_as_double(int h) {
+  return __hiloint2double(0x43300000, h ^ static_cast<int>(0x80000000)) - 0x1.00000800p52;
+}
 __device__ __forceinline__ Pow2 pow2(int d) {
   const int h = d / 2;
   return {normal_pow2(h), normal_pow2(d - h)};
@@ -517,9 +525,9 @@ __global__ void __launch_bounds__(kThreads, 4) residues_kernel(const double* x, 
       low[i] = static_cast<unsigned>(v);
       if (i < kInt) {
         residue_pieces(v, w[i], v1[i], v0[i]);
-      } else {  // v's halves as doubles from their bits: 2^52 + 2^31 + h and 2^52 + u, less those offsets
-        hi[i - kInt] = __hiloint2double(0x43300000, static_cast<int>(v >> 32) ^ 0x80000000) - 0x1.00000800p52;
-        lo[i - kInt] = __hiloint2double(0x43300000, static_cast<int>(low[i])) - 0x1p52;
+      } else {  // v's halves as doubles
+        hi[i - kInt] = int_as_double(static_cast<int>(v >> 32));
+        lo[i - kInt] = uint_as_double(low[i]);
       }
     }
     *reinterpret_cast<uint2*>(dst) = pack8(low, 0);  // modulus 256: v mod 256 is v's low byte, as int8
@@ -564,7 +572,7 @@ __device__ __forceinline__ void crt_values(const int (&p)[R][N], const Crt& c, d
         v %= m;
         v += v < 0 ? m : 0;
       }
-      rd[r] = __hiloint2double(0x43300000, v) - 0x1p52;  // v in [0, 256) as a double, without a conversion
+      rd[r] = uint_as_double(static_cast<unsigned>(v));  // v in [0, 256)
     }
 #pragma unroll
     for (int t = 0; t < T; ++t) {
