@@ -6,6 +6,11 @@
 #                                                  initcheck; default: all four
 # Prints each tool's summary per test program, writes the full reports to $OUT (default ./out)/sanitize-*.log,
 # and exits 0 only if every tool found 0 errors. Needs a GPU (the GPU host: see README, "Measuring on a GPU host").
+# Two kinds of report come from the tools, not the code (each shown so on the GPU, docs/gemm-notes.md, step 71):
+# racecheck flags residue_products_kernel's hand-over of its residue tile by bar.arrive and bar.sync (a probe with
+# the same protocol gets the same report), and initcheck (H200, the GPU host's toolkit, 2026-11-29) flags
+# coarse_row_max_kernel's reads of the coarse product, which cuBLASLt writes in full (a sentinel written before
+# the product is gone from every element after it, on all 48 shapes of ozaki_14_accurate).
 set -uo pipefail
 build=${1:?usage: tests/sanitize_gpu.sh BUILD_DIR [memcheck|racecheck|synccheck|initcheck ...]}
 shift
