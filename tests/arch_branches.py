@@ -2,8 +2,9 @@
 """Where the device code differs between sm_75 and sm_86: the `asan-host` preset (CI's sanitized build, whose
 kernels never run) compiles every CUDA source as sm_75 PTX and only the DGEMM library's (gemm/, but for its two
 sm_90a files, whose kernels compile for sm_90a alone) as sm_86 PTX too, on the grounds that no other source's device
-code has a path of its own between the two (cp.async and the m8n8k4 DMMA are gemm/'s). This test keeps that true: it follows each CUDA source's project includes and fails, naming the
-file and the line, where a source outside gemm/ reaches an `__CUDA_ARCH__` test that 750 and 860 answer apart.
+code has a path of its own between the two (cp.async and the m8n8k4 DMMA are gemm/'s). This test keeps that true:
+it follows each CUDA source's project includes and fails, naming the file and the line, where a source outside
+gemm/ reaches an `__CUDA_ARCH__` test that 750 and 860 answer apart.
 
 usage: arch_branches.py SOURCE_DIR
 """

@@ -10,7 +10,7 @@
 # racecheck flags residue_products_kernel's hand-over of its residue tile by bar.arrive and bar.sync (a probe with
 # the same protocol gets the same report), and initcheck (H200, the GPU host's toolkit, 2026-11-29) flags
 # coarse_row_max_kernel's reads of the coarse product, which cuBLASLt writes in full (a sentinel written before
-# the product is gone from every element after it, on all 48 shapes of ozaki_14_accurate).
+# the product is gone from every element after it, in all 48 cases of ozaki_14_accurate).
 set -uo pipefail
 build=${1:?usage: tests/sanitize_gpu.sh BUILD_DIR [memcheck|racecheck|synccheck|initcheck ...]}
 shift
