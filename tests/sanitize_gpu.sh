@@ -9,8 +9,8 @@
 # Two kinds of report come from the tools, not the code (each shown so on the GPU, docs/gemm-notes.md, step 71):
 # racecheck flags residue_products_kernel's hand-over of its residue tile by bar.arrive and bar.sync (a probe with
 # the same protocol gets the same report), and initcheck (H200, the GPU host's toolkit, 2026-11-29) flags
-# coarse_row_max_kernel's reads of the coarse product, which cuBLASLt writes in full (a sentinel written before
-# the product is gone from every element after it, in all 48 cases of ozaki_14_accurate).
+# ozaki_14_accurate's reads of its coarse product (coarse_row_max_kernel, coarse_col_shift_kernel), which cuBLASLt
+# writes in full (a sentinel written before the product is gone from every element after it, in every case).
 set -uo pipefail
 build=${1:?usage: tests/sanitize_gpu.sh BUILD_DIR [memcheck|racecheck|synccheck|initcheck ...]}
 shift
