@@ -586,7 +586,7 @@ __device__ __forceinline__ void crt_values(const int (&p)[R][N], const Crt& c, d
     double S = s[r][T - 1];
 #pragma unroll
     for (int t = T - 2; t >= 0; --t) S = fma(S, 0x1p40, s[r][t]);
-    const double n = fma(S, c.inv_P, 0x1.8p52) - 0x1.8p52;  // rounded to an integer (|S / P| < 2^13)
+    const double n = rounded_product(S, c.inv_P);  // |S / P| < 2^13
     double xr = fma(-n, c.pd[T - 1], s[r][T - 1]);
 #pragma unroll
     for (int t = T - 2; t >= 0; --t) xr = fma(xr, 0x1p40, fma(-n, c.pd[t], s[r][t]));

@@ -167,6 +167,9 @@ __host__ __device__ constexpr unsigned residue_plus_128(unsigned w, unsigned v1,
 // and a shift: where FP64 runs at half the FP32 rate, the residues kernel gives half of each thread's values to each
 // form, so that both units work (docs/gemm-notes.md, step 70).
 constexpr double kRoundMagic = 0x1.8p52;
+// a b rounded once to the nearest integer (|a b| below 2^51): the FMA rounds a b + 1.5 2^52 to an integer, and taking
+// 1.5 2^52 away again is exact.
+__host__ __device__ inline double rounded_product(double a, double b) { return fma(a, b, kRoundMagic) - kRoundMagic; }
 struct Fp64ResidueConstants {
   double c32, inv_m, m;
 };
@@ -177,7 +180,7 @@ __host__ __device__ constexpr Fp64ResidueConstants fp64_residue_constants(int l)
 // 1.5 2^52 + (v's residue), from v's halves h and u as doubles (exact).
 __host__ __device__ inline double fp64_residue(double h, double u, const Fp64ResidueConstants& k) {
   const double y = fma(h, k.c32, u);
-  const double n = fma(y, k.inv_m, kRoundMagic) - kRoundMagic;
+  const double n = rounded_product(y, k.inv_m);
   return fma(-n, k.m, y) + kRoundMagic;
 }
 
