@@ -8,25 +8,21 @@
 // stage's 128 x 32 + 128 x 32 doubles at dmma_tma's 8192^3 rate) or back to back. Figures: cycles a DMMA.16x8x16's
 // work a sub-partition (64 = the pipe's rate), slowest consumer warp. On the H200 (2026-11-29) the three forms with a
 // producer did not launch ("too many resources requested"): a block of nine warps is given registers as for twelve,
-// 12 x 32 x 216 > 65,536, which is why dmma_tma's producer is a warpgroup that gives its registers to the consumers
-// (setmaxnreg). That form of this program (2026-11-29-dmma-pipe-boundary-producer-group-not-run.patch) has not run.
-// A microbenchmark, not part of the build:
-//   nvcc -O3 -arch=sm_90a -o dmma_boundary 2026-11-29-dmma-pipe-boundary-microbenchmark.cu && ./dmma_boundary
+// 12 x 32 x 216 > 65,536 (dmma_tma's producer warpgroup gives its registers to the consumers by setmaxnreg instead).
+// That form of this program (2026-11-29-dmma-pipe-boundary-producer-group-not-run.patch) has not run. The DMMAs and
+// mbarriers go through the project's wrappers (2026-11-29-dmma-pipe-common.cuh); the SASS is the same as that of the
+// program before it used them, which produced the figures (cuobjdump). A microbenchmark, not part of the build; from
+// the repository root:
+//   nvcc -O3 -std=c++20 -arch=sm_90a -I. -o dmma_boundary docs/results/2026-11-29-dmma-pipe-boundary-microbenchmark.cu
+//   ./dmma_boundary
 #include <cstdio>
 #include <vector>
 
+#include "2026-11-29-dmma-pipe-common.cuh"
+
 constexpr int kConsumers = 8, kProducerBytes = 64 * 1024;
 
-__device__ __forceinline__ unsigned smem(const void* p) { return static_cast<unsigned>(__cvta_generic_to_shared(p)); }
-__device__ __forceinline__ void wait_parity(unsigned bar, unsigned parity) {
-  asm volatile(
-      "{\n .reg .pred p;\n"
-      "W_%=:\n"
-      " mbarrier.try_wait.parity.shared::cta.b64 p, [%0], %1;\n"
-      " @!p bra W_%=;\n}\n" ::"r"(bar),
-      "r"(parity)
-      : "memory");
-}
+using ks::gemm::tma::bar_arrive, ks::gemm::tma::bar_init, ks::gemm::tma::bar_wait, ks::gemm::tma::smem_addr;
 
 template <bool FENCE, bool WAIT, int PRODUCER>  // PRODUCER: 0 none, 1 paced, 2 back to back
 __global__ void boundary_kernel(int iters, double seed, const double* src, double* out, long long* cycles) {
@@ -35,11 +31,11 @@ __global__ void boundary_kernel(int iters, double seed, const double* src, doubl
   __shared__ __align__(8) unsigned long long released, ready, copied;
   const int warp = threadIdx.x / 32, lane = threadIdx.x % 32;
   if (threadIdx.x == 0) {
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(smem(&released)), "r"(kConsumers));
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem(&ready)));
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], 1;\n" ::"r"(smem(&copied)));
+    bar_init(smem_addr(&released), kConsumers);
+    bar_init(smem_addr(&ready), 1);
+    bar_init(smem_addr(&copied), 1);
     asm volatile("fence.mbarrier_init.release.cluster;\n" ::: "memory");
-    asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem(&ready)) : "memory");  // phase 0 complete
+    bar_arrive(smem_addr(&ready));  // phase 0 complete
   }
   for (int i = threadIdx.x; i < 8 * 48 * 32; i += blockDim.x) (&buf[0][0])[i] = seed * i;
   __syncthreads();
@@ -47,69 +43,35 @@ __global__ void boundary_kernel(int iters, double seed, const double* src, doubl
     if (lane != 0) return;
     const long long start = clock64();
     for (int r = 0; r < iters / 2; ++r) {
-      asm volatile("mbarrier.arrive.expect_tx.shared::cta.b64 _, [%0], %1;\n" ::"r"(smem(&copied)), "r"(kProducerBytes)
-                   : "memory");
+      ks::gemm::tma::bar_arrive_expect(smem_addr(&copied), kProducerBytes);
       for (int q = 0; q < 4; ++q)
         asm volatile(
             "cp.async.bulk.shared::cluster.global.mbarrier::complete_tx::bytes [%0], [%1], %2, [%3];\n" ::"r"(
-                smem(area + q * (kProducerBytes / 4))),
-            "l"(src + q * (kProducerBytes / 32)), "n"(kProducerBytes / 4), "r"(smem(&copied))
+                smem_addr(area + q * (kProducerBytes / 4))),
+            "l"(src + q * (kProducerBytes / 32)), "n"(kProducerBytes / 4), "r"(smem_addr(&copied))
             : "memory");
-      wait_parity(smem(&copied), r & 1);
+      bar_wait(smem_addr(&copied), r & 1);
       if (PRODUCER == 1)
         while (clock64() - start < 4096ll * (r + 1)) {
         }
     }
     return;
   }
-  double acc[4][4][4];
-#pragma unroll
-  for (int m = 0; m < 4; ++m)
-#pragma unroll
-    for (int n = 0; n < 4; ++n)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) acc[m][n][r] = 0.0;
+  pipe_bench::Acc acc;
+  pipe_bench::zero(acc);
   const long long t0 = clock64();
 #pragma unroll 2
   for (int it = 0; it < iters; ++it) {
-    if (WAIT && it % 2 == 0) wait_parity(smem(&ready), 0);
-    const double* f = buf[it % 8] + lane;
-    double b[4][4];
-#pragma unroll
-    for (int n = 0; n < 4; ++n)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) b[n][i] = f[(n * 4 + i) * 32];
-#pragma unroll
-    for (int m = 0; m < 4; ++m) {
-      double a[8];
-#pragma unroll
-      for (int i = 0; i < 8; ++i) a[i] = f[(16 + m * 8 + i) * 32];
-#pragma unroll
-      for (int n = 0; n < 4; ++n) {
-        double(&c)[4] = acc[m][n];
-        asm volatile(
-            "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7,%8,%9,%10,%11}, "
-            "{%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
-            : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
-            : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[n][0]),
-              "d"(b[n][1]), "d"(b[n][2]), "d"(b[n][3]));
-      }
-    }
+    if (WAIT && it % 2 == 0) bar_wait(smem_addr(&ready), 0);
+    pipe_bench::shared_step(acc, buf[it % 8] + lane, [](int, const double(&)[8], const double(&)[4][4]) {});
     if (FENCE && it % 2 == 1) {
       asm volatile("fence.acq_rel.cta;\n" ::: "memory");
       __syncwarp();
-      if (lane == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(smem(&released)) : "memory");
+      if (lane == 0) bar_arrive(smem_addr(&released));
     }
   }
   const long long t1 = clock64();
-  double s = 0.0;
-#pragma unroll
-  for (int m = 0; m < 4; ++m)
-#pragma unroll
-    for (int n = 0; n < 4; ++n)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) s += acc[m][n][r];
-  out[blockIdx.x * kConsumers * 32 + threadIdx.x] = s;
+  out[blockIdx.x * kConsumers * 32 + threadIdx.x] = pipe_bench::sum(acc);
   if (lane == 0) cycles[blockIdx.x * kConsumers + warp] = t1 - t0;
 }
 

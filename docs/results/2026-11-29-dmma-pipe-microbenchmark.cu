@@ -5,10 +5,15 @@
 // which ptxas spaces one warp's DMMAs). Second kernel: the same 16 DMMA.16x8x16 a step with the 64 x 32 warp tile's
 // fragments loaded from shared memory as dmma_tma loads them (B's four n-tiles, 16 LDS.64, then A's m-tiles, 8 each,
 // 48 a step; two steps a 32-deep stage, the same SASS load order as dmma_tma's 128 x 128 x 32 kernel), and after each
-// stage one of the ways of releasing it (lds_kernel's FENCE). A microbenchmark, not part of the build:
-//   nvcc -O3 -arch=sm_90a -o dmma_pipe 2026-11-29-dmma-pipe-microbenchmark.cu && ./dmma_pipe
+// stage one of the ways of releasing it (lds_kernel's FENCE). The DMMA.16x8x16 and the mbarriers go through the
+// project's wrappers (2026-11-29-dmma-pipe-common.cuh); its SASS is the same as that of the program before it used
+// them, which produced the figures (cuobjdump). A microbenchmark, not part of the build; from the repository root:
+//   nvcc -O3 -std=c++20 -arch=sm_90a -I. -o dmma_pipe docs/results/2026-11-29-dmma-pipe-microbenchmark.cu
+//   ./dmma_pipe
 #include <cstdio>
 #include <vector>
+
+#include "2026-11-29-dmma-pipe-common.cuh"
 
 template <bool K8>
 __global__ void pipe_kernel(int iters, double seed, double* out, long long* cycles) {
@@ -18,12 +23,7 @@ __global__ void pipe_kernel(int iters, double seed, double* out, long long* cycl
   for (int i = 0; i < 8; ++i) a[i] = seed * (threadIdx.x + i);
 #pragma unroll
   for (int i = 0; i < 4; ++i) b[i] = seed * (threadIdx.x - i);
-#pragma unroll
-  for (int m = 0; m < 4; ++m)
-#pragma unroll
-    for (int n = 0; n < 4; ++n)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) acc[m][n][r] = 0.0;
+  pipe_bench::zero(acc);
   __syncthreads();
   const long long t0 = clock64();
   for (int it = 0; it < iters; ++it) {
@@ -46,26 +46,11 @@ __global__ void pipe_kernel(int iters, double seed, double* out, long long* cycl
 #pragma unroll
       for (int m = 0; m < 4; ++m)
 #pragma unroll
-        for (int n = 0; n < 4; ++n) {
-          double(&c)[4] = acc[m][n];
-          asm volatile(
-              "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7,%8,%9,%10,%11}, "
-              "{%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
-              : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
-              : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[0]),
-                "d"(b[1]), "d"(b[2]), "d"(b[3]));
-        }
+        for (int n = 0; n < 4; ++n) pipe_bench::mma(acc[m][n], a, b);
     }
   }
   const long long t1 = clock64();
-  double s = 0.0;
-#pragma unroll
-  for (int m = 0; m < 4; ++m)
-#pragma unroll
-    for (int n = 0; n < 4; ++n)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) s += acc[m][n][r];
-  out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+  out[blockIdx.x * blockDim.x + threadIdx.x] = pipe_bench::sum(acc);
   if (threadIdx.x % 32 == 0) cycles[blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32] = t1 - t0;
 }
 
@@ -77,62 +62,36 @@ template <int FENCE>
 __global__ void lds_kernel(int iters, double seed, double* out, long long* cycles) {
   __shared__ double buf[8][48 * 32];  // eight steps' fragments, each lane's doubles 8 bytes apart: conflict-free
   __shared__ __align__(8) unsigned long long bar;
-  const unsigned bar_addr = static_cast<unsigned>(__cvta_generic_to_shared(&bar));
-  if (threadIdx.x == 0)
-    asm volatile("mbarrier.init.shared::cta.b64 [%0], %1;\n" ::"r"(bar_addr), "r"(FENCE == 2 ? blockDim.x : blockDim.x / 32));
+  const uint32_t bar_addr = ks::gemm::tma::smem_addr(&bar);
+  if (threadIdx.x == 0) ks::gemm::tma::bar_init(bar_addr, FENCE == 2 ? blockDim.x : blockDim.x / 32);
   for (int i = threadIdx.x; i < 8 * 48 * 32; i += blockDim.x) (&buf[0][0])[i] = seed * i;
   double acc[4][4][4];
-#pragma unroll
-  for (int m = 0; m < 4; ++m)
-#pragma unroll
-    for (int n = 0; n < 4; ++n)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) acc[m][n][r] = 0.0;
+  pipe_bench::zero(acc);
   __syncthreads();
   const int lane = threadIdx.x % 32;
   double last_a[8] = {}, last_b[16] = {};  // FENCE 3: the last mma tile's fragments
   const long long t0 = clock64();
 #pragma unroll 2  // two steps a stage, as dmma_tma's 32-deep stages: the second step's loads may overlap the first
   for (int it = 0; it < iters; ++it) {
-    const double* f = buf[it % 8] + lane;
-    double b[4][4];
-#pragma unroll
-    for (int n = 0; n < 4; ++n)
-#pragma unroll
-      for (int i = 0; i < 4; ++i) b[n][i] = f[(n * 4 + i) * 32];
-#pragma unroll
-    for (int m = 0; m < 4; ++m) {
-      double a[8];
-#pragma unroll
-      for (int i = 0; i < 8; ++i) a[i] = f[(16 + m * 8 + i) * 32];
-#pragma unroll
-      for (int n = 0; n < 4; ++n) {
-        double(&c)[4] = acc[m][n];
-        asm volatile(
-            "mma.sync.aligned.m16n8k16.row.col.f64.f64.f64.f64 {%0,%1,%2,%3}, {%4,%5,%6,%7,%8,%9,%10,%11}, "
-            "{%12,%13,%14,%15}, {%0,%1,%2,%3};\n"
-            : "+d"(c[0]), "+d"(c[1]), "+d"(c[2]), "+d"(c[3])
-            : "d"(a[0]), "d"(a[1]), "d"(a[2]), "d"(a[3]), "d"(a[4]), "d"(a[5]), "d"(a[6]), "d"(a[7]), "d"(b[n][0]),
-              "d"(b[n][1]), "d"(b[n][2]), "d"(b[n][3]));
-      }
+    pipe_bench::shared_step(acc, buf[it % 8] + lane, [&](int m, const double(&a)[8], const double(&b)[4][4]) {
       if (m == 3) {
 #pragma unroll
         for (int i = 0; i < 8; ++i) last_a[i] = a[i];
 #pragma unroll
         for (int i = 0; i < 16; ++i) last_b[i] = b[i / 4][i % 4];
       }
-    }
+    });
     if (FENCE == 1 && it % 2 == 1) {
       asm volatile("fence.acq_rel.cta;\n" ::: "memory");
       __syncwarp();
-      if (lane == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar_addr) : "memory");
+      if (lane == 0) ks::gemm::tma::bar_arrive(bar_addr);
     }
     if (FENCE == 4 && it % 2 == 1) {
       asm volatile("fence.proxy.async.shared::cta;\n" ::: "memory");
       __syncwarp();
-      if (lane == 0) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar_addr) : "memory");
+      if (lane == 0) ks::gemm::tma::bar_arrive(bar_addr);
     }
-    if (FENCE == 2 && it % 2 == 1) asm volatile("mbarrier.arrive.shared::cta.b64 _, [%0];\n" ::"r"(bar_addr) : "memory");
+    if (FENCE == 2 && it % 2 == 1) ks::gemm::tma::bar_arrive(bar_addr);
     if (FENCE == 3 && it % 2 == 1) {
       __syncwarp();
       if (lane == 0)
@@ -142,14 +101,7 @@ __global__ void lds_kernel(int iters, double seed, double* out, long long* cycle
     }
   }
   const long long t1 = clock64();
-  double s = 0.0;
-#pragma unroll
-  for (int m = 0; m < 4; ++m)
-#pragma unroll
-    for (int n = 0; n < 4; ++n)
-#pragma unroll
-      for (int r = 0; r < 4; ++r) s += acc[m][n][r];
-  out[blockIdx.x * blockDim.x + threadIdx.x] = s;
+  out[blockIdx.x * blockDim.x + threadIdx.x] = pipe_bench::sum(acc);
   if (threadIdx.x % 32 == 0) cycles[blockIdx.x * (blockDim.x / 32) + threadIdx.x / 32] = t1 - t0;
 }
 
