@@ -56,6 +56,7 @@ case "${PRESET:-}" in
   *) echo "dev.sh: unknown PRESET '${PRESET}' (hip, or none for CUDA)" >&2; exit 2 ;;
 esac
 
+source cmake/apt_install.sh
 install_missing() {
   local missing=() entry
   for entry in "${packages[@]}"; do
@@ -66,11 +67,8 @@ install_missing() {
   has_module hypothesis || missing+=(python3-hypothesis)
   [ ${#missing[@]} -eq 0 ] && return 0
   command -v apt-get >/dev/null 2>&1 || { echo "dev.sh: not Debian/Ubuntu; install ${missing[*]} yourself"; return 0; }
-  local sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo=sudo
   echo "dev.sh: installing ${missing[*]}"
-  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq "${missing[@]}" \
-    || echo "dev.sh: could not install ${missing[*]}; CMake will say what is missing"
+  ks_apt_install "${missing[@]}" || echo "dev.sh: could not install ${missing[*]}; CMake will say what is missing"
 }
 
 install_missing

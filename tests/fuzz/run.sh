@@ -15,10 +15,9 @@ mkdir -p "$out"
 probe="$out/probe.cpp"
 echo 'extern "C" int LLVMFuzzerTestOneInput(const unsigned char*, unsigned long) { return 0; }' > "$probe"
 if ! clang++ -fsanitize=fuzzer "$probe" -o "$out/probe" >/dev/null 2>&1; then
-  sudo=""
-  [ "$(id -u)" -eq 0 ] || sudo=sudo
+  source cmake/apt_install.sh
   echo "fuzz: installing clang and libclang-rt-dev (libFuzzer)"
-  $sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $sudo apt-get install -y -qq clang libclang-rt-dev >/dev/null
+  ks_apt_install clang libclang-rt-dev >/dev/null
 fi
 
 flags=(-std=c++20 -O1 -g -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined -I.
