@@ -930,11 +930,17 @@ void launch(const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared
   // The operands as stored: A is M x K (K x M for A^T), B is K x N (N x K for B^T); boxes as the header says.
   const CUtensorMap map_a = T::TA ? tensor_map(a.A, a.K, a.M, a.lda, T::BM) : tensor_map(a.A, a.M, a.K, a.lda, T::BK);
   const CUtensorMap map_b = T::TB ? tensor_map(a.B, a.N, a.K, a.ldb, T::BK) : tensor_map(a.B, a.K, a.N, a.ldb, T::BN);
-  // C through TMA stores where the tile has them and the TMA can describe C (as A and B: 16-byte strides and base);
-  // elsewhere the register stores (the map is then not read).
-  const bool c_by_tma = T::kStoreTma && pipeline::wide_operand(a.C, a.ldc);
+  // C through TMA stores where the tile has them, the TMA can describe C (as A and B: 16-byte strides and base) and M
+  // is even; elsewhere the register stores (the map is then not read). With M odd the TMA's stores of the last row of
+  // boxes also wrote row M of every column, past C but inside ldc (an H200, 2026-11-29: 1999 x 2100 x 72, ldc 2000;
+  // docs/gemm-notes.md, step 73).
+  const bool described = pipeline::wide_operand(a.C, a.ldc);
+  const bool c_by_tma = T::kStoreTma && described && a.M % 2 == 0;
   const CUtensorMap map_c = c_by_tma ? tensor_map(a.C, a.M, a.N, a.ldc, 32) : CUtensorMap{};
-  if (T::kStoreTma) ctx.notes()["dmma_tma_c"] = c_by_tma ? "TMA stores" : "register stores (ldc odd or C not 16-byte aligned)";
+  if (T::kStoreTma)
+    ctx.notes()["dmma_tma_c"] = c_by_tma    ? "TMA stores"
+                                : described ? "register stores (M odd)"
+                                            : "register stores (ldc odd or C not 16-byte aligned)";
   const stream_k::Plan plan = plan_for<T>(a, r, shared);
   double* partials = nullptr;
   unsigned* sync = nullptr;

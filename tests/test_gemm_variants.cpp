@@ -502,9 +502,10 @@ TEST(SkinnyBulkDotForm, AlignedAndNot) {
 
 // The TMA kernels with C through shared memory and TMA stores (store_tma tiles): several tiles per block (the
 // staging is written again only after the last stores have read it), edge tiles in both directions (the TMA clips
-// them; the rows of ldc past M must keep their poison), a split K (the owner stores), all four op combinations, beta
-// 0 over a poisoned C and beta != 0, twice per product on one context; with ldc odd, or C 8 bytes past a 16-byte
-// boundary, the register stores run instead and the note dmma_tma_c says so.
+// them; the rows of ldc past M must keep their poison), a split K (the owner stores), stream-K (partials handed on,
+// then the owner's TMA stores), all four op combinations, beta 0 over a poisoned C and beta != 0, twice per product on
+// one context; with M odd (the TMA's stores wrote row M), ldc odd, or C 8 bytes past a 16-byte boundary, the register
+// stores run instead and the note dmma_tma_c says so.
 TEST(DmmaTmaStores, CThroughSharedMemoryAndTmaStores) {
   KS_REQUIRE_GPU();
   if (test::current_cc() != 90) GTEST_SKIP() << "the TMA kernel runs on compute capability 9.0";
@@ -515,8 +516,10 @@ TEST(DmmaTmaStores, CThroughSharedMemoryAndTmaStores) {
     const std::tuple<GemmShape, double, const char*> cases[] = {
         {{2000, 2100, 40, 2000, 2112, 2002}, 0.0, "TMA stores"},    // 16 x 17 tiles, ldc two past M
         {{2000, 2100, 40, 2000, 2112, 2000}, -0.5, "TMA stores"},
+        {{1999, 2100, 72, 1999, 2112, 2000}, 0.0, "register stores (M odd)"},
         {{1030, 2310, 70, 1030, 71, 1031}, 0.0, "register stores"},  // ldc odd (ldb odd: B copied)
         {{200, 300, 5000}, 0.75, "TMA stores"},                       // 6 tiles, K split
+        {{2304, 2304, 1000}, -1.0, "TMA stores"},                     // 324 tiles: stream-K
     };
     for (const auto& [base, beta, stores] : cases)
       for (int o = 0; o < 4; ++o) {
