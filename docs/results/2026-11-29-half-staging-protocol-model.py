@@ -46,11 +46,10 @@ def check(form, tiles, ktiles, stages):
                     moves.append(("k", h))
                 continue
             # at tile s's staging: may it pass its wait?
-            n = s
             if form == "one":
                 ok = wait_ok(b1_k, 1 if h == 0 else 0)
             else:
-                ok = wait_ok(b2_k, (n - 1) & 1) if h == 0 else wait_ok(b1_k, n & 1)
+                ok = wait_ok(b2_k, (s - 1) & 1) if h == 0 else wait_ok(b1_k, s & 1)
             if ok:
                 moves.append(("stage", h))
         if d < total_uses and wait_ok(staged_k, d & 1):
@@ -74,10 +73,8 @@ def check(form, tiles, ktiles, stages):
                 if written != d:
                     errors.add(f"storers drain use {d} with use {written} in the staging")
                 q[9] = d
-                if form == "one":
-                    q[6] += 1
-                elif d % 2 == 0:
-                    q[6] += 1  # half_stored
+                if form == "one" or d % 2 == 0:
+                    q[6] += 1  # stored, or half_stored
                 else:
                     q[7] += 1  # tile_stored
                 q[4] += 1
