@@ -536,6 +536,26 @@ TEST(DmmaTmaStores, CThroughSharedMemoryAndTmaStores) {
   }
 }
 
+// The TMA kernels read A and B with an L2 evict-last policy where the two fit in the L2 together, and plainly
+// otherwise (the note dmma_tma_l2 says which): both forms, all four op combinations, against the reference. The
+// second shape's A and B exceed this GPU's L2 by a little (C of 1024 x 1024, so the reference stays cheap).
+TEST(DmmaTmaL2, AAndBEvictLastWhereTheyFitInTheL2) {
+  KS_REQUIRE_GPU();
+  if (test::current_cc() != 90) GTEST_SKIP() << "the TMA kernel runs on compute capability 9.0";
+  KS_VARIANT_OR_SKIP(v, dmma::tma_variant_name(0));
+  const long long l2 = dmma::current_target().l2_bytes;
+  const int deep = static_cast<int>(l2 / (8 * 2048) / 16 * 16 + 48);  // 8 bytes x (1024 x deep + deep x 1024) > l2
+  const std::pair<GemmShape, const char*> cases[] = {
+      {{1000, 1100, 200}, "A and B evict-last"},
+      {{1024, 1024, deep}, "A and B evict-normal"},
+  };
+  for (const auto& [base, policy] : cases)
+    for (int o = 0; o < 4; ++o) {
+      const GemmShape shape = base.with_ops(ops_of(o).a, ops_of(o).b);
+      expect_repeated_runs(*v, make_problem(shape, 1.0, 0.5, choose_seed()), 1, "dmma_tma_l2", policy);
+    }
+}
+
 // Whether dmma_tma's rule copies on this GPU (its SM count sets the scores): the cases below are chosen so that
 // it does on the 132-SM H100 and H200.
 bool rule_copies(const GemmShape& s, long long copied, std::string* why) {
