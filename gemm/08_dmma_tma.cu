@@ -648,9 +648,8 @@ __global__ void __launch_bounds__(T::kThreads, T::kMinBlocks)
     if (threadIdx.x != 0) return;
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&map_a)) : "memory");
     asm volatile("prefetch.tensormap [%0];\n" ::"l"(reinterpret_cast<uint64_t>(&map_b)) : "memory");
-    // Where A and B fit in the L2 together (keep_ab), their lines are marked evict-last: the tiles of one row or
-    // column of C read the same panels again, and C's write stream, which passes through the L2 on its way to
-    // DRAM, would otherwise evict some of them between the readings (docs/gemm-notes.md, step 74).
+    // Where A and B fit in the L2 together (keep_ab: dmma::tma_keeps_ab), their lines are marked evict-last, so that
+    // C's write stream does not evict the panels later tiles read again.
     auto load = [keep_ab](uint32_t dst, const CUtensorMap* map, int c0, int c1, uint32_t bar) {
       if (keep_ab)
         tma_load(dst, map, c0, c1, bar, evict_last_policy());
@@ -950,11 +949,8 @@ void launch(const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared
     ctx.notes()["dmma_tma_c"] = c_by_tma    ? "TMA stores"
                                 : described ? "register stores (M odd)"
                                             : "register stores (ldc odd or C not 16-byte aligned)";
-  // A and B read with an L2 evict-last policy where they fit in the L2 together (the kernel's producer says why).
-  // Where they do not, it gained nothing measurable (4096^3, 8192 x 8192 x 512 on an H200), and lines so marked may
-  // keep their priority after the kernel, crowding the L2 for what runs next: bounded here by the L2's size.
-  const long long ab_bytes = 8 * (static_cast<long long>(a.M) * a.K + static_cast<long long>(a.K) * a.N);
-  const bool keep_ab = ab_bytes <= dmma::current_target().l2_bytes;
+  // A and B read with an L2 evict-last policy where they fit in the L2 together (dmma::tma_keeps_ab).
+  const bool keep_ab = dmma::tma_keeps_ab(a.M, a.N, a.K, dmma::current_target());
   ctx.notes()["dmma_tma_l2"] = keep_ab ? "A and B evict-last" : "A and B evict-normal";
   const stream_k::Plan plan = plan_for<T>(a, r, shared);
   double* partials = nullptr;

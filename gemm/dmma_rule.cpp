@@ -133,6 +133,10 @@ bool tma_reads_once(int M, int N, int K, const Target& t, int tile) {
   return true;
 }
 
+bool tma_keeps_ab(int M, int N, int K, const Target& t) {
+  return 8 * (static_cast<long long>(M) * K + static_cast<long long>(K) * N) <= t.l2_bytes;
+}
+
 int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileCount], long long copied,
              std::string* why) {
   int best = -1;

@@ -304,6 +304,14 @@ inline constexpr double kDmmaSplitKPrice = 0.87;
 // 128 x 32 tiles ran 94.2-96.4% against dmma's 86.8-87.1%.
 bool tma_reads_once(int M, int N, int K, const Target& t, int tile);
 
+// Whether the TMA kernels read A and B with an L2 evict-last policy for an M x N x K product: where the two fit in
+// the L2 together (8 (MK + KN) bytes at most Target::l2_bytes). The tiles of one row or column of C read the same
+// panels again, and C's write stream through the L2 evicted them between the readings: on an H200 16384 x 16384 x 32
+// ran 120.5% of cuBLAS against 100.4% with plain loads, 8192 x 8192 x 32 118.2% against 106.5% (docs/gemm-notes.md,
+// step 74). Where they do not fit it gained nothing measurable (4096^3, 8192 x 8192 x 512), and lines so marked may
+// keep their priority after the kernel, crowding the L2 for what runs next: the bound keeps them within its size.
+bool tma_keeps_ab(int M, int N, int K, const Target& t);
+
 // dmma_tma's rule: the TMA tile with the best score among those that read their operands once (tma_reads_once) where
 // it beats every dmma configuration's (choose() with wide loads) and, where both split K, its combine is short
 // enough (kMaxCombineShare) or its lead large enough (kCombineCapLead); -1 for dmma's choice.

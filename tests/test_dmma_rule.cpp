@@ -203,6 +203,22 @@ TEST(DmmaTmaLayout, EveryStagingStoreOfCIsConflictFreeAndTheBoxesAreTheTmas) {
   EXPECT_GT(wavefronts([](int g, int t) { return 64 * 2 * t + g; }), 2);
 }
 
+// A and B evict-last exactly where their 8 (MK + KN) bytes fit in the L2 (none where its size is unknown).
+TEST(DmmaTmaRule, KeepsAAndBWhereTheyFitInTheL2) {
+  const dmma::Target t = h100();  // 50 MiB
+  EXPECT_TRUE(dmma::tma_keeps_ab(4096, 4096, 64, t));     // 4 MiB
+  EXPECT_TRUE(dmma::tma_keeps_ab(8192, 8192, 256, t));    // 32 MiB
+  EXPECT_FALSE(dmma::tma_keeps_ab(8192, 8192, 512, t));   // 64 MiB
+  EXPECT_FALSE(dmma::tma_keeps_ab(4096, 4096, 4096, t));  // 256 MiB
+  EXPECT_FALSE(dmma::tma_keeps_ab(128, 128, 262144, t));  // 512 MiB: small C, deep K
+  // The boundary: 1024 x 1024 with K = 3200 is 8 x 2 x 1024 x 3200 bytes, 50 MiB exactly.
+  EXPECT_TRUE(dmma::tma_keeps_ab(1024, 1024, 3200, t));
+  EXPECT_FALSE(dmma::tma_keeps_ab(1024, 1024, 3201, t));
+  EXPECT_FALSE(dmma::tma_keeps_ab(1024, 1024, 3200, dmma::Target{.sm_count = 132}));
+  // No overflow where M K alone passes 2^31.
+  EXPECT_FALSE(dmma::tma_keeps_ab(65536, 1, 65536, t));
+}
+
 TEST(DmmaTmaRule, TmaWhereItScoresAboveDmmaAndCanRun) {
   const dmma::Target t = h100();
   // Every kernel loads; only the first loads; none does.
