@@ -125,16 +125,21 @@ double tma_copy_factor(int M, int N, int K, double tma, long long copied) {
   return 1 / (1 + 16.0 * static_cast<double>(copied) * kTmaFlopsPerCopiedByte * tma / product_flops);
 }
 
+namespace {
+// Whether `doubles` elements fit in the L2 (Target::l2_bytes, 0 where unknown).
+bool l2_holds(long long doubles, const Target& t) { return 8 * doubles <= t.l2_bytes; }
+}  // namespace
+
 bool tma_reads_once(int M, int N, int K, const Target& t, int tile) {
   const TmaTile& s = kTmaTiles[tile];
-  const auto fits = [&](long long rows, long long cols) { return rows * cols * 8 <= t.l2_bytes; };
+  const auto fits = [&](long long rows, long long cols) { return l2_holds(rows * cols, t); };
   if (s.bm == kTmaThinSide && (M + s.bm - 1) / s.bm > 1 && !fits(K, N)) return false;  // B again per row of tiles
   if (s.bn == kTmaThinSide && (N + s.bn - 1) / s.bn > 1 && !fits(M, K)) return false;  // A again per column of tiles
   return true;
 }
 
 bool tma_keeps_ab(int M, int N, int K, const Target& t) {
-  return 8 * (static_cast<long long>(M) * K + static_cast<long long>(K) * N) <= t.l2_bytes;
+  return l2_holds(static_cast<long long>(M) * K + static_cast<long long>(K) * N, t);
 }
 
 int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileCount], long long copied,

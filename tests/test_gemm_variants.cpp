@@ -543,10 +543,10 @@ TEST(DmmaTmaL2, AAndBEvictLastWhereTheyFitInTheL2) {
   KS_REQUIRE_GPU();
   if (test::current_cc() != 90) GTEST_SKIP() << "the TMA kernel runs on compute capability 9.0";
   KS_VARIANT_OR_SKIP(v, dmma::tma_variant_name(0));
-  const long long l2 = dmma::current_target().l2_bytes;
-  const int deep = static_cast<int>(l2 / (8 * 2048) / 16 * 16 + 48);  // 8 bytes x (1024 x deep + deep x 1024) > l2
-  ASSERT_TRUE(dmma::tma_keeps_ab(1000, 1100, 200, dmma::current_target()));
-  ASSERT_FALSE(dmma::tma_keeps_ab(1024, 1024, deep, dmma::current_target()));
+  const dmma::Target t = dmma::current_target();
+  const int deep = static_cast<int>(t.l2_bytes / (8 * 2048) / 16 * 16 + 48);  // 8 (1024 deep + deep 1024) bytes > L2
+  ASSERT_TRUE(dmma::tma_keeps_ab(1000, 1100, 200, t));
+  ASSERT_FALSE(dmma::tma_keeps_ab(1024, 1024, deep, t));
   const std::pair<GemmShape, const char*> cases[] = {
       {{1000, 1100, 200}, "A and B evict-last"},
       {{1024, 1024, deep}, "A and B evict-normal"},
