@@ -933,17 +933,20 @@ std::string describe(const stream_k::Plan& p) {
          " shared by " + std::to_string(p.sk_blocks) + " blocks";
 }
 
+// Whether a TMA-store tile writes C by TMA stores: the TMA can describe C (as A and B: 16-byte strides and base) and M
+// is even; elsewhere its register stores. With M odd the TMA's stores of the last row of boxes also wrote row M of
+// every column, past C but inside ldc (an H200, 2026-11-29: 1999 x 2100 x 72, ldc 2000; docs/gemm-notes.md, step 73).
+bool c_by_tma_stores(const GemmArgs& a) { return pipeline::wide_operand(a.C, a.ldc) && a.M % 2 == 0; }
+
 template <class T>
 void launch(const GemmArgs& a, ExecContext& ctx, const Readiness& r, bool shared = true) {
   // The operands as stored: A is M x K (K x M for A^T), B is K x N (N x K for B^T); boxes as the header says.
   const CUtensorMap map_a = T::TA ? tensor_map(a.A, a.K, a.M, a.lda, T::BM) : tensor_map(a.A, a.M, a.K, a.lda, T::BK);
   const CUtensorMap map_b = T::TB ? tensor_map(a.B, a.N, a.K, a.ldb, T::BK) : tensor_map(a.B, a.K, a.N, a.ldb, T::BN);
-  // C through TMA stores where the tile has them, the TMA can describe C (as A and B: 16-byte strides and base) and M
-  // is even; elsewhere the register stores (the map is then not read). With M odd the TMA's stores of the last row of
-  // boxes also wrote row M of every column, past C but inside ldc (an H200, 2026-11-29: 1999 x 2100 x 72, ldc 2000;
-  // docs/gemm-notes.md, step 73).
+  // C through TMA stores where the tile has them and c_by_tma_stores says so; elsewhere the register stores (the map
+  // is then not read).
   const bool described = pipeline::wide_operand(a.C, a.ldc);
-  const bool c_by_tma = T::kStoreTma && described && a.M % 2 == 0;
+  const bool c_by_tma = T::kStoreTma && c_by_tma_stores(a);
   const CUtensorMap map_c = c_by_tma ? tensor_map(a.C, a.M, a.N, a.ldc, 32) : CUtensorMap{};
   if (T::kStoreTma)
     ctx.notes()["dmma_tma_c"] = c_by_tma    ? "TMA stores"
@@ -1070,7 +1073,11 @@ int rule_pick(const GemmArgs& a, const TileReadiness& r, std::string* why) {
     loads[i] = r[static_cast<std::size_t>(i)].loads;
     t.tma_cluster_slots[static_cast<std::size_t>(i)] = r[static_cast<std::size_t>(i)].clusters * stream_k::kClusterSize;
   }
-  return dmma::tma_pick(a.M, a.N, a.K, t, loads, copied_elements(a), why);
+  const int pick = dmma::tma_pick(a.M, a.N, a.K, t, loads, copied_elements(a), why);
+  const int swapped = dmma::tma_store_swap(a.M, a.N, a.K, t, loads, pick, c_by_tma_stores(a));
+  if (why && swapped != pick)
+    *why += std::string("; ") + dmma::kTmaTiles[swapped].name + " in its place (dmma::tma_store_swap)";
+  return swapped;
 }
 
 void run_skinny(const GemmArgs& a, ExecContext& ctx) {

@@ -198,6 +198,16 @@ int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileC
   return pick;
 }
 
+int tma_store_swap(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileCount], int pick, bool c_by_tma) {
+  const int store = tma_store_tile();
+  if (pick != tma_shallow_tile() || !c_by_tma || !ready[store] || K <= kTmaStoreMinDepth || K > kTmaShallowDepth)
+    return pick;
+  const TmaTile& s = kTmaTiles[store];
+  const long long tiles = static_cast<long long>((M + s.bm - 1) / s.bm) * ((N + s.bn - 1) / s.bn);
+  const bool few_tiles = tiles <= static_cast<long long>(kTmaStoreMaxTilesPerSm) * t.sm_count;
+  return few_tiles || K <= kTmaStoreAnyTilesDepth ? store : pick;
+}
+
 namespace {
 // C of 3 to 8 rows or columns where the memory is fast for the SMs: the tensor-core forms' boundaries (skinny_pick).
 bool tc_boundaries(long long small, const Target& t) {

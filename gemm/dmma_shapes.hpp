@@ -325,6 +325,39 @@ template <class B>
   requires std::same_as<B, bool>
 int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileCount], B, std::string* = nullptr) = delete;
 
+// The rows of kTmaTiles that tma_store_swap trades: the rule's 128 x 128 x 16 tile for shallow K (register stores of
+// C, 6 stages) and the TMA-store tile of the same shape (3 stages beside 128 KB of C's staging).
+constexpr int tma_shallow_tile() {
+  for (int i = 0; i < kTmaTileCount; ++i)
+    if (kTmaTiles[i].bk == 16 && kTmaTiles[i].shallow_speed > 0 && !kTmaTiles[i].store_tma) return i;
+  return -1;
+}
+constexpr int tma_store_tile() {
+  for (int i = 0; i < kTmaTileCount; ++i)
+    if (kTmaTiles[i].store_tma && kTmaTiles[i].bm == kTmaTiles[tma_shallow_tile()].bm &&
+        kTmaTiles[i].bn == kTmaTiles[tma_shallow_tile()].bn && kTmaTiles[i].bk == kTmaTiles[tma_shallow_tile()].bk)
+      return i;
+  return -1;
+}
+static_assert(tma_shallow_tile() >= 0 && tma_store_tile() >= 0, "the shallow tile and its TMA-store form");
+
+// Where tma_pick picked the shallow tile, the TMA-store tile runs in its place where C's stores can be the TMA's
+// (`c_by_tma`: ldc even, C 16-byte aligned and M even, as the kernel's launch asks), its kernel loads, K is above
+// kTmaStoreMinDepth (and at most kTmaShallowDepth, where the shallow tile is picked), and C has at most
+// kTmaStoreMaxTilesPerSm of its tiles a SM or K is at most kTmaStoreAnyTilesDepth. The TMA stores let the consumers
+// start the next tile while C's last one is still being written; the 3 stages they leave hurt where C has many tiles
+// a SM. Measured on an H200 with A and B evict-last (docs/gemm-notes.md, step 75; 42 shallow shapes, two processes,
+// % of cuBLAS, the TMA-store tile against the shallow tile where the rule picks that): K = 48 to 64 ahead by 0.9 to
+// 13.0 points at 2048^2 to 12288^2 (2 to 70 tiles a SM; 4096 x 4096 x 64 +5.1, 5000 x 3000 x 50 +3.1); K = 96 to 256
+// with at most 17.5 tiles a SM by -0.5 to +5.1 (4096 x 4096 x 96 +5.1, 5000 x 3000 x 200 +3.2); with 31 or 70 a SM
+// (8192^2, 12288^2) by -4.6 to +1.8, below 0 in six of eight. At K = 32 with many tiles (step 74: 8192^2 and 16384^2)
+// it trailed by 4.3 to 9.2. Not measured on an H100, nor with beta nonzero.
+inline constexpr int kTmaStoreMinDepth = 32;
+inline constexpr int kTmaStoreAnyTilesDepth = 64;
+inline constexpr int kTmaStoreMaxTilesPerSm = 20;
+// `pick` (tma_pick's), or the TMA-store tile where the above says so.
+int tma_store_swap(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileCount], int pick, bool c_by_tma);
+
 // dmma_tma's rule for thin C: the skinny kernel (gemm/skinny.hpp, the large operand streamed once) where C has at
 // most kSkinnyMaxSide rows or columns, the other side gives every SM at least a boundary's worth of it and K is at
 // least kSkinnyMinDepth (the stream of the large operand, not the launch and the write of C, is the time).

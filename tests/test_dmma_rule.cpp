@@ -219,6 +219,46 @@ TEST(DmmaTmaRule, KeepsAAndBWhereTheyFitInTheL2) {
   EXPECT_FALSE(dmma::tma_keeps_ab(65536, 1, 65536, t));
 }
 
+// The TMA-store tile in the shallow tile's place: K above kTmaStoreMinDepth, C of at most kTmaStoreMaxTilesPerSm tiles
+// a SM or K at most kTmaStoreAnyTilesDepth, C's stores the TMA's, its kernel loaded; every other pick as it was.
+TEST(DmmaTmaRule, TmaStoreTileInTheShallowTilesPlaceWhereItLeads) {
+  const dmma::Target t = h100();  // 132 SMs
+  const int shallow = dmma::tma_shallow_tile(), store = dmma::tma_store_tile();
+  ASSERT_NE(shallow, store);
+  EXPECT_TRUE(dmma::kTmaTiles[store].store_tma);
+  EXPECT_FALSE(dmma::kTmaTiles[shallow].store_tma);
+  bool all[dmma::kTmaTileCount], no_store[dmma::kTmaTileCount];
+  std::fill(std::begin(all), std::end(all), true);
+  std::fill(std::begin(no_store), std::end(no_store), true);
+  no_store[store] = false;
+  const auto swap = [&](int M, int N, int K, int pick = dmma::tma_shallow_tile(), bool c_by_tma = true) {
+    return dmma::tma_store_swap(M, N, K, t, all, pick, c_by_tma);
+  };
+  EXPECT_EQ(swap(4096, 4096, 33), store);
+  EXPECT_EQ(swap(4096, 4096, dmma::kTmaStoreMinDepth), shallow);
+  EXPECT_EQ(swap(4096, 4096, 16), shallow);
+  EXPECT_EQ(swap(4096, 4096, dmma::kTmaShallowDepth), store);
+  EXPECT_EQ(swap(4096, 4096, dmma::kTmaShallowDepth + 1), shallow);
+  // 48 x 55 tiles is 20 a SM exactly; one column more is past it, where only K of at most 64 swaps.
+  EXPECT_EQ(swap(6144, 7040, 96), store);
+  EXPECT_EQ(swap(6144, 7041, 96), shallow);
+  EXPECT_EQ(swap(6144, 7041, dmma::kTmaStoreAnyTilesDepth), store);
+  EXPECT_EQ(swap(16384, 16384, 48), store);
+  EXPECT_EQ(swap(16384, 16384, 32), shallow);
+  EXPECT_EQ(swap(8192, 8192, 128), shallow);  // 31 tiles a SM
+  // C's stores not the TMA's, the kernel not loaded, another pick: unchanged.
+  EXPECT_EQ(swap(4096, 4096, 64, shallow, false), shallow);
+  EXPECT_EQ(dmma::tma_store_swap(4096, 4096, 64, t, no_store, shallow, true), shallow);
+  EXPECT_EQ(swap(4096, 4096, 64, 0), 0);
+  EXPECT_EQ(swap(4096, 4096, 64, -1), -1);
+  // tma_pick's choice at the sweep's shallow cells, then the swap.
+  std::string why;
+  EXPECT_EQ(dmma::tma_pick(4096, 4096, 64, t, all, 0, &why), shallow) << why;
+  EXPECT_EQ(swap(4096, 4096, 64), store);
+  EXPECT_EQ(dmma::tma_pick(5000, 3000, 200, t, all, 0, &why), shallow) << why;
+  EXPECT_EQ(swap(5000, 3000, 200), store);
+}
+
 TEST(DmmaTmaRule, TmaWhereItScoresAboveDmmaAndCanRun) {
   const dmma::Target t = h100();
   // Every kernel loads; only the first loads; none does.

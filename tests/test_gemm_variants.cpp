@@ -536,6 +536,37 @@ TEST(DmmaTmaStores, CThroughSharedMemoryAndTmaStores) {
   }
 }
 
+// dmma_tma's rule runs the TMA-store tile in the shallow tile's place where dmma::tma_store_swap says so (the path's
+// note says so and dmma_tma_c that C went by TMA stores), and the shallow tile where K is 32, M is odd or ldc is odd:
+// each against the reference, beta 0 over a poisoned C and beta != 0, all four op combinations.
+TEST(DmmaTmaStores, TheRuleRunsTheTmaStoreTileInTheShallowTilesPlace) {
+  KS_REQUIRE_GPU();
+  if (test::current_cc() != 90) GTEST_SKIP() << "the TMA kernel runs on compute capability 9.0";
+  KS_VARIANT_OR_SKIP(v, "dmma_tma");
+  const dmma::Target t = dmma::current_target();
+  bool ready[dmma::kTmaTileCount];
+  std::fill(std::begin(ready), std::end(ready), true);
+  const std::tuple<GemmShape, double, bool> cases[] = {
+      {{2048, 2040, 40}, 0.0, true},                     // 16 x 16 tiles, the last column of tiles partial
+      {{2048, 2040, 200, 2048, 2052, 2050}, -0.5, true},
+      {{2048, 2040, 32}, 0.0, false},                    // K at kTmaStoreMinDepth
+      {{2047, 2040, 72, 2048, 2052, 2048}, 0.0, false},  // M odd, ldc even
+      {{2048, 2040, 72, 2048, 2052, 2049}, 0.5, false},  // ldc odd
+  };
+  for (const auto& [base, beta, swapped] : cases) {
+    std::string why;
+    ASSERT_EQ(dmma::tma_pick(base.M, base.N, base.K, t, ready, 0, &why), dmma::tma_shallow_tile()) << why;
+    for (int o = 0; o < 4; ++o) {
+      const GemmShape shape = base.with_ops(ops_of(o).a, ops_of(o).b);
+      const auto notes = expect_repeated_runs(*v, make_problem(shape, 1.25, beta, choose_seed()), 2);
+      const std::string path = notes.count("dmma_tma_path") ? notes.at("dmma_tma_path") : "";
+      EXPECT_EQ(path.find("TMA store in its place") != std::string::npos, swapped) << shape.str() << ": " << path;
+      EXPECT_EQ(notes.count("dmma_tma_c") ? notes.at("dmma_tma_c") : "", swapped ? "TMA stores" : "")
+          << shape.str() << ": " << path;
+    }
+  }
+}
+
 // The TMA kernels read A and B with an L2 evict-last policy where the two fit in the L2 together, and plainly
 // otherwise (the note dmma_tma_l2 says which): both forms, all four op combinations, against the reference. The
 // second shape's A and B exceed this GPU's L2 by a little (C of 1024 x 1024, so the reference stays cheap).
