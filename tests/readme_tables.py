@@ -115,6 +115,8 @@ def what_ran(r):
     if path.startswith("tma "):
         copies = " after copying the operands it cannot describe" in path
         tile = re.sub(r" after copying the operands.*| \(score.*", "", path[4:])
+        swapped = re.search(r"; (.*) in its place \(dmma::tma_store_swap\)", path)  # the rule's TMA-store tile
+        tile = swapped.group(1) if swapped else tile
         return tile + "; " + r.labels.get("dmma_tma_schedule", "") + ("; A and B copied first" if copies else "")
     if path.startswith("skinny "):
         return "skinny kernel, " + re.sub(r" \(C of at most.*|, 1 pass| \(S x L\)", "", path[7:])
