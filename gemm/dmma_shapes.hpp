@@ -108,7 +108,8 @@ struct Config {
 //     than the 128 x 128 x 32 one (K = 32, 64, 128, 200; docs/gemm-notes.md, step 34): shallow speed 1.10.
 //   128 x 128 x 16 with C staged in shared memory and written by TMA stores (3 stages beside the 128 KB of
 //     staging): 93.8% of cuBLAS at 4096 x 4096 x 32 against the 6-stage tile's 91.0%, but 1-7 points behind it
-//     from K = 128 to 256 (docs/gemm-notes.md, step 35): a tuning variant.
+//     from K = 128 to 256 on an H100 (docs/gemm-notes.md, step 35). No score of its own: the rule runs it in the
+//     6-stage tile's place where tma_store_swap says (measured on an H200 with A and B evict-last, step 75).
 //   64 x 128 x 32, eight 32 x 32 warps: the 128 x 64 kernel's transpose (the same bytes per flop, the same warp tile
 //     and shared memory), for C of at most 64 rows (64 x 16384 is 128 of its tiles, one per SM, where 128-row tiles
 //     would be half padding): 1.00, as the 128 x 64 kernel (its two-group form 106.0% of cuBLAS at 64 x 16384 x
