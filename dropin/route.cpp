@@ -44,10 +44,20 @@ bool blas_valid(const Call& c) {
          c.ldc >= std::max<std::int64_t>(1, c.M);
 }
 
+namespace {
+// Below the measured wins of kTmaMinSide, kTmaMinDepth, kTmaFullDepth and kTmaShallowMinArea (M N compared without
+// forming it: the _64 entry points' sizes may be as large as 2^63 - 1).
+bool below_measured_wins(const Call& c) {
+  if (std::min(c.M, c.N) < kTmaMinSide || c.K < kTmaMinDepth) return true;
+  const std::int64_t min_m = kTmaShallowMinArea / c.N + (kTmaShallowMinArea % c.N != 0);  // ceil(area / N)
+  return c.K < kTmaFullDepth && c.M < min_m;
+}
+constexpr const char* kMeasuredWins = "min(M, N) >= 2048, and K >= 768, or K >= 256 with M N >= 8192^2";
+}  // namespace
+
 bool native_by_policy_and_size(const Call& c, const Policy& p) {
   return p.kind == PolicyKind::Native ||
-         ((p.kind == PolicyKind::Auto || p.kind == PolicyKind::Fp64) &&
-          (std::min(c.M, c.N) < kTmaMinSide || c.K < kTmaMinDepth));
+         ((p.kind == PolicyKind::Auto || p.kind == PolicyKind::Fp64) && below_measured_wins(c));
 }
 
 Route route(const Call& c, const Policy& p, const std::function<Facts()>& facts) {
@@ -73,12 +83,12 @@ Route route(const Call& c, const Policy& p, const std::function<Facts()>& facts)
   // Below these sizes neither dmma_tma nor ozaki was measured ahead of cuBLAS: decided without the device, so a
   // small call costs the library next to nothing.
   if (native_by_policy_and_size(c, p))
-    return native("below the suite's measured wins (min(M, N) >= 2048 and K >= 256)");
+    return native(std::string("below the suite's measured wins (") + kMeasuredWins + ")");
   const Facts f = facts();
   if (p.kind == PolicyKind::Auto && f.ozaki_by_shape.empty())
     return {"ozaki", "ozaki's speed model predicts a win at this shape; its accuracy rule checks the inputs"};
   if (!f.tma_runs) return native("dmma_tma's rule would not run a TMA tile here (device, alignment or shape)");
-  return {"dmma_tma", "dmma_tma at or above cuBLAS here (min(M, N) >= 2048, K >= 256)"};
+  return {"dmma_tma", std::string("dmma_tma at or above cuBLAS here (") + kMeasuredWins + ")"};
 }
 
 }  // namespace ks::dropin

@@ -51,9 +51,15 @@ struct Route {
 
 // dmma_tma runs where it was measured at or above cuBLAS, and ozaki is considered there too (H100, issue 36's table: 2048^3 101%, 4096^3 103%,
 // 8192x8192x256 102%, 3000x5000x7000 108%; below: 1024^3 98%, 4096x4096x64 97.5%, 64x16384x16384 95%,
-// 256x256x65536 82%).
-constexpr std::int64_t kTmaMinSide = 2048;  // min(M, N)
-constexpr std::int64_t kTmaMinDepth = 256;  // K
+// 256x256x65536 82%): min(M, N) of at least kTmaMinSide, and K of at least kTmaFullDepth, or of at least kTmaMinDepth
+// where C has at least kTmaShallowMinArea elements. On an H200 (docs/gemm-notes.md, step 75; dmma_tma against
+// cuBLAS at M = N of 2048 to 8192, two processes) K of 256 to 512 ran 92.4-99.8% at 2048^2 to 6144^2 (3072 x 3072 x
+// 256 92.4-92.9%, 2048 x 2048 x 256 94.3-94.6%, 6144 x 6144 x 256 97.7-98.1%; 4096^2 and 6144^2 from K = 384 above
+// 100) and 101.7-109.2% at 8192^2; from K = 768, 98.8-103.8% at every size, 100% or more in 22 of 30 readings.
+constexpr std::int64_t kTmaMinSide = 2048;                  // min(M, N)
+constexpr std::int64_t kTmaMinDepth = 256;                  // K, where M N >= kTmaShallowMinArea
+constexpr std::int64_t kTmaFullDepth = 768;                 // K, any M N
+constexpr std::int64_t kTmaShallowMinArea = 8192LL * 8192;  // M N
 
 // Whether the policy sends this call to the real cuBLAS whatever the handle's state and the device say: KS_DGEMM
 // native, or a call below the measured wins under auto or fp64. route() agrees; the library uses it to hand

@@ -138,7 +138,15 @@ TEST(DropinRoute, AutoTakesOzakiWhereItsModelPredictsAWinAndDmmaTmaWhereMeasured
   EXPECT_EQ(route(big(), {}, ozaki_pays).variant, "ozaki");
   EXPECT_EQ(route(big(), {PolicyKind::Fp64, {}}, ozaki_pays).variant, "dmma_tma");  // fp64: never the emulation
   EXPECT_EQ(route(big(), {}, tma_only).variant, "dmma_tma");
-  EXPECT_EQ(route(big(2048, 2048, 256), {}, tma_only).variant, "dmma_tma");
+  // The measured wins' boundaries: K from 768 at any C of sides from 2048, from 256 where M N is at least 8192^2.
+  EXPECT_EQ(route(big(2048, 2048, 768), {}, tma_only).variant, "dmma_tma");
+  EXPECT_TRUE(route(big(2048, 2048, 767), {}, tma_only).native());
+  EXPECT_TRUE(route(big(6144, 6144, 256), {}, tma_only).native());
+  EXPECT_EQ(route(big(8192, 8192, 256), {}, tma_only).variant, "dmma_tma");
+  EXPECT_EQ(route(big(16384, 4096, 256), {}, tma_only).variant, "dmma_tma");  // M N = 8192^2 exactly
+  EXPECT_TRUE(route(big(16383, 4096, 256), {}, tma_only).native());
+  EXPECT_TRUE(route(big(8192, 8192, 255), {}, tma_only).native());
+  EXPECT_NE(route(big(8192, 8191, 767), {}, tma_only).why.find("K >= 768"), std::string::npos);
   EXPECT_TRUE(route(big(2047, 8192, 8192), {}, never).native());  // small: decided without the device
   EXPECT_TRUE(route(big(8192, 2047, 8192), {}, never).native());
   EXPECT_TRUE(route(big(8192, 8192, 255), {}, never).native());
@@ -182,6 +190,12 @@ TEST(DropinRoute, NativeByPolicyAndSizeIsNativeWhateverTheRestSays) {
   EXPECT_FALSE(native_by_policy_and_size(big(), {}));
   EXPECT_FALSE(native_by_policy_and_size(big(64, 64, 64), {PolicyKind::Ozaki, {}}));
   EXPECT_TRUE(native_by_policy_and_size(big(2048, 2048, 255), {}));
+  EXPECT_TRUE(native_by_policy_and_size(big(2048, 2048, 256), {}));
+  // M N is not formed: sizes of the _64 entry points near 2^63 neither overflow nor wrap to a small product.
+  const std::int64_t huge = INT64_MAX;
+  EXPECT_FALSE(native_by_policy_and_size(big(huge, huge, 256), {}));
+  EXPECT_FALSE(native_by_policy_and_size(big(huge, 2048, 256), {}));
+  EXPECT_TRUE(native_by_policy_and_size(big(2048, 2048, 256), {PolicyKind::Fp64, {}}));
 }
 
 }  // namespace
