@@ -55,7 +55,7 @@ struct Route {
 // where C has at least kTmaShallowMinArea elements. On an H200 (docs/gemm-notes.md, step 75; dmma_tma against
 // cuBLAS at M = N of 2048 to 8192, two processes) K of 256 to 512 ran 92.4-99.8% at 2048^2 to 6144^2 (3072 x 3072 x
 // 256 92.4-92.9%, 2048 x 2048 x 256 94.3-94.6%, 6144 x 6144 x 256 97.7-98.1%; 4096^2 and 6144^2 from K = 384 above
-// 100) and 101.7-109.2% at 8192^2; from K = 768, 98.8-103.8% at every size, 100% or more in 22 of 30 readings.
+// 100) and 101.7-109.2% at 8192^2; from K = 768, 98.8-103.8% at every size, 100% or more in 25 of 30 readings.
 constexpr std::int64_t kTmaMinSide = 2048;                  // min(M, N)
 constexpr std::int64_t kTmaMinDepth = 256;                  // K, where M N >= kTmaShallowMinArea
 constexpr std::int64_t kTmaFullDepth = 768;                 // K, any M N
