@@ -204,6 +204,7 @@ int tma_store_swap(int M, int N, int K, const Target& t, const bool (&ready)[kTm
     return pick;
   const TmaTile& s = kTmaTiles[store];
   const long long tiles = static_cast<long long>((M + s.bm - 1) / s.bm) * ((N + s.bn - 1) / s.bn);
+  if (tiles <= t.sm_count) return pick;  // no block has a next tile to start while its last one is written
   const bool few_tiles = tiles <= static_cast<long long>(kTmaStoreMaxTilesPerSm) * t.sm_count;
   return few_tiles || K <= kTmaStoreAnyTilesDepth ? store : pick;
 }

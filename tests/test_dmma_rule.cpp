@@ -219,8 +219,9 @@ TEST(DmmaTmaRule, KeepsAAndBWhereTheyFitInTheL2) {
   EXPECT_FALSE(dmma::tma_keeps_ab(65536, 1, 65536, t));
 }
 
-// The TMA-store tile in the shallow tile's place: K above kTmaStoreMinDepth, C of at most kTmaStoreMaxTilesPerSm tiles
-// a SM or K at most kTmaStoreAnyTilesDepth, C's stores the TMA's, its kernel loaded; every other pick as it was.
+// The TMA-store tile in the shallow tile's place: K above kTmaStoreMinDepth, C of more than one tile a SM and at most
+// kTmaStoreMaxTilesPerSm, or K at most kTmaStoreAnyTilesDepth, C's stores the TMA's, its kernel loaded; every other
+// pick as it was.
 TEST(DmmaTmaRule, TmaStoreTileInTheShallowTilesPlaceWhereItLeads) {
   const dmma::Target t = h100();  // 132 SMs
   const int shallow = dmma::tma_shallow_tile(), store = dmma::tma_store_tile();
@@ -246,6 +247,10 @@ TEST(DmmaTmaRule, TmaStoreTileInTheShallowTilesPlaceWhereItLeads) {
   EXPECT_EQ(swap(16384, 16384, 48), store);
   EXPECT_EQ(swap(16384, 16384, 32), shallow);
   EXPECT_EQ(swap(8192, 8192, 128), shallow);  // 31 tiles a SM
+  // One tile a SM or fewer (132 tiles: 11 x 12): no block has a next tile; 133 and more swap.
+  EXPECT_EQ(swap(11 * 128, 12 * 128, 64), shallow);
+  EXPECT_EQ(swap(1280, 1280, 256), shallow);
+  EXPECT_EQ(swap(7 * 128, 19 * 128, 64), store);  // 133 tiles
   // C's stores not the TMA's, the kernel not loaded, another pick: unchanged.
   EXPECT_EQ(swap(4096, 4096, 64, shallow, false), shallow);
   EXPECT_EQ(dmma::tma_store_swap(4096, 4096, 64, t, no_store, shallow, true), shallow);
