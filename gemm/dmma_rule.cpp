@@ -202,10 +202,9 @@ int tma_store_swap(int M, int N, int K, const Target& t, const bool (&ready)[kTm
   const int store = tma_store_tile();
   if (pick != tma_shallow_tile() || !c_by_tma || !ready[store] || K <= kTmaStoreMinDepth || K > kTmaShallowDepth)
     return pick;
-  const TmaTile& s = kTmaTiles[store];
-  const long long tiles = static_cast<long long>((M + s.bm - 1) / s.bm) * ((N + s.bn - 1) / s.bn);
-  if (tiles <= t.sm_count) return pick;  // no block has a next tile to start while its last one is written
-  const bool few_tiles = tiles <= static_cast<long long>(kTmaStoreMaxTilesPerSm) * t.sm_count;
+  const long long c_tiles = tiles(M, N, kTmaTiles[store].bm, kTmaTiles[store].bn);
+  if (c_tiles <= t.sm_count) return pick;  // no block has a next tile to start while its last one is written
+  const bool few_tiles = c_tiles <= static_cast<long long>(kTmaStoreMaxTilesPerSm) * t.sm_count;
   return few_tiles || K <= kTmaStoreAnyTilesDepth ? store : pick;
 }
 

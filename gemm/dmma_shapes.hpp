@@ -334,9 +334,10 @@ constexpr int tma_shallow_tile() {
   return -1;
 }
 constexpr int tma_store_tile() {
+  const TmaTile& shallow = kTmaTiles[tma_shallow_tile()];
   for (int i = 0; i < kTmaTileCount; ++i)
-    if (kTmaTiles[i].store_tma && kTmaTiles[i].bm == kTmaTiles[tma_shallow_tile()].bm &&
-        kTmaTiles[i].bn == kTmaTiles[tma_shallow_tile()].bn && kTmaTiles[i].bk == kTmaTiles[tma_shallow_tile()].bk)
+    if (kTmaTiles[i].store_tma && kTmaTiles[i].bm == shallow.bm && kTmaTiles[i].bn == shallow.bn &&
+        kTmaTiles[i].bk == shallow.bk)
       return i;
   return -1;
 }
