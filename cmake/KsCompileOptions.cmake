@@ -44,3 +44,27 @@ function(ks_target_options target)
       $<$<COMPILE_LANGUAGE:CUDA>:-Werror=all-warnings -Xcompiler=-Werror>)
   endif()
 endfunction()
+
+# ks_unity_host(<target>): a library's C++ sources compiled as one translation unit (CMake's unity build) where
+# KS_UNITY_HOST is on (the default). Most of a C++ file's compile time here is the headers every file of a library
+# includes (the STL, CLI11, the CUDA runtime's, the suite's own), parsed again for each file: kbench's twelve
+# library files took 83 core-seconds alone and 35 as one unit with the sanitized build's flags (GCC -O0 with
+# AddressSanitizer), 86 and 33 with the release flags (-O3), 59 and 26 under the HIP build's clang
+# (docs/harness-notes.md). The libraries' .cu files stay one unit each (CMake from 3.31 would put them in the batch
+# too): their device code is most of the build, and they compile side by side. Names with internal linkage must
+# differ between a library's files, and a class of external linkage may not hold a type of internal linkage (GCC's
+# -Wsubobject-linkage: a file inside a unity source counts as a header); the compiler says where.
+# -DKS_UNITY_HOST=OFF compiles every file alone, which also shows that each one includes what it uses.
+option(KS_UNITY_HOST "Compile each library's C++ sources as one translation unit (faster builds)" ON)
+function(ks_unity_host target)
+  if(NOT KS_UNITY_HOST)
+    return()
+  endif()
+  get_target_property(sources ${target} SOURCES)
+  foreach(source IN LISTS sources)
+    if(source MATCHES "\\.cu$")
+      set_source_files_properties("${source}" TARGET_DIRECTORY ${target} PROPERTIES SKIP_UNITY_BUILD_INCLUSION ON)
+    endif()
+  endforeach()
+  set_target_properties(${target} PROPERTIES UNITY_BUILD ON UNITY_BUILD_BATCH_SIZE 0)
+endfunction()

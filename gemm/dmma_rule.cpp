@@ -165,7 +165,7 @@ int tma_pick(int M, int N, int K, const Target& t, const bool (&ready)[kTmaTileC
   const bool combine_too_long = combine > kMaxCombineShare && tma <= kCombineCapLead * other;
   const int pick = tma > other && !combine_too_long ? best : -1;
   if (why) {
-    char buf[240];
+    char buf[512];  // the longest note, with the copies' clause and kTmaOperandsRefused, is under 300 bytes
     const bool any_ready = std::any_of(std::begin(ready), std::end(ready), [](bool r) { return r; });
     // What the copies cost, where the operands need them.
     char copies[120] = "";

@@ -23,6 +23,21 @@ namespace ks::gemm::pipelined {
 
 namespace {
 
+// Host copy of `cols` columns of `rows` doubles between two column-major layouts, spread over the host's cores.
+void host_copy(double* dst, int dst_ld, const double* src, int src_ld, int rows, int cols) {
+#pragma omp parallel for schedule(static)
+  for (int c = 0; c < cols; ++c)
+    std::memcpy(dst + static_cast<std::size_t>(c) * dst_ld, src + static_cast<std::size_t>(c) * src_ld,
+                static_cast<std::size_t>(rows) * 8);
+}
+
+}  // namespace
+
+// Named, not anonymous: Product::Impl holds them, and a class of external linkage that holds a type of internal
+// linkage is an error under -Werror where the file is compiled inside a unity source (GCC's -Wsubobject-linkage;
+// cmake/KsCompileOptions.cmake, KS_UNITY_HOST).
+namespace staging {
+
 // The pinned buffers that pageable data passes through, each with the event after which it may be reused.
 struct Ring {
   static constexpr int kSlots = 4;
@@ -45,14 +60,6 @@ struct Ring {
   }
 };
 
-// Host copy of `cols` columns of `rows` doubles between two column-major layouts, spread over the host's cores.
-void host_copy(double* dst, int dst_ld, const double* src, int src_ld, int rows, int cols) {
-#pragma omp parallel for schedule(static)
-  for (int c = 0; c < cols; ++c)
-    std::memcpy(dst + static_cast<std::size_t>(c) * dst_ld, src + static_cast<std::size_t>(c) * src_ld,
-                static_cast<std::size_t>(rows) * 8);
-}
-
 struct DeviceWork {
   int device = 0;
   int first_panel = 0, panels = 0;  // this device's column panels of C
@@ -70,7 +77,9 @@ struct DeviceWork {
   double h2d_ms = 0, compute_ms = 0, compute_begin_ms = 0, d2h_ms = 0;
 };
 
-}  // namespace
+}  // namespace staging
+using staging::DeviceWork;
+using staging::Ring;
 
 struct Product::Impl {
   const GemmVariant& variant;
