@@ -5,9 +5,12 @@
 #include <cstdio>
 
 namespace ks::bench {
-namespace {
 
-// The NVML entry points used, with their documented C signatures (nvml.h): each returns 0 on success.
+// The NVML entry points used, with their documented C signatures (nvml.h): each returns 0 on success. Named, not
+// anonymous: Nvml::Api holds them, and a class of external linkage holding a type of internal linkage is what GCC's
+// -Wsubobject-linkage reports (and GCC 13 crashed on) where the file is compiled inside a unity source
+// (cmake/KsCompileOptions.cmake, KS_UNITY_HOST).
+namespace nvml_abi {
 using Device = void*;
 using InitFn = int (*)();
 using HandleFn = int (*)(const char*, Device*);
@@ -20,6 +23,9 @@ struct ViolationTime {
   unsigned long long violation_time;
 };
 using ViolationFn = int (*)(Device, int, ViolationTime*);
+}  // namespace nvml_abi
+
+namespace {
 constexpr int kClockGraphics = 0, kClockSm = 1, kClockMem = 2, kTemperatureGpu = 0;
 constexpr int kPolicyPower = 0, kPolicyThermal = 1;
 
@@ -43,13 +49,13 @@ F symbol(void* lib, const char* name) {
 
 struct Nvml::Api {
   void* lib = nullptr;
-  InitFn shutdown = nullptr;
-  ClockFn clock = nullptr;
-  TemperatureFn temperature = nullptr;
-  PowerFn power = nullptr;
-  ReasonsFn reasons = nullptr;
-  ViolationFn violation = nullptr;
-  Device device = nullptr;
+  nvml_abi::InitFn shutdown = nullptr;
+  nvml_abi::ClockFn clock = nullptr;
+  nvml_abi::TemperatureFn temperature = nullptr;
+  nvml_abi::PowerFn power = nullptr;
+  nvml_abi::ReasonsFn reasons = nullptr;
+  nvml_abi::ViolationFn violation = nullptr;
+  nvml_abi::Device device = nullptr;
 };
 
 Nvml::Nvml(const std::string& pci_bus_id) {
@@ -58,17 +64,17 @@ Nvml::Nvml(const std::string& pci_bus_id) {
     why_ = "NVML (libnvidia-ml.so.1) not found";
     return;
   }
-  const auto init = symbol<InitFn>(lib, "nvmlInit_v2");
-  const auto handle = symbol<HandleFn>(lib, "nvmlDeviceGetHandleByPciBusId_v2");
+  const auto init = symbol<nvml_abi::InitFn>(lib, "nvmlInit_v2");
+  const auto handle = symbol<nvml_abi::HandleFn>(lib, "nvmlDeviceGetHandleByPciBusId_v2");
   auto api = new Api{lib,
-                     symbol<InitFn>(lib, "nvmlShutdown"),
-                     symbol<ClockFn>(lib, "nvmlDeviceGetClockInfo"),
-                     symbol<TemperatureFn>(lib, "nvmlDeviceGetTemperature"),
-                     symbol<PowerFn>(lib, "nvmlDeviceGetPowerUsage"),
-                     symbol<ReasonsFn>(lib, "nvmlDeviceGetCurrentClocksEventReasons"),
-                     symbol<ViolationFn>(lib, "nvmlDeviceGetViolationStatus"),
+                     symbol<nvml_abi::InitFn>(lib, "nvmlShutdown"),
+                     symbol<nvml_abi::ClockFn>(lib, "nvmlDeviceGetClockInfo"),
+                     symbol<nvml_abi::TemperatureFn>(lib, "nvmlDeviceGetTemperature"),
+                     symbol<nvml_abi::PowerFn>(lib, "nvmlDeviceGetPowerUsage"),
+                     symbol<nvml_abi::ReasonsFn>(lib, "nvmlDeviceGetCurrentClocksEventReasons"),
+                     symbol<nvml_abi::ViolationFn>(lib, "nvmlDeviceGetViolationStatus"),
                      nullptr};
-  if (!api->reasons) api->reasons = symbol<ReasonsFn>(lib, "nvmlDeviceGetCurrentClocksThrottleReasons");
+  if (!api->reasons) api->reasons = symbol<nvml_abi::ReasonsFn>(lib, "nvmlDeviceGetCurrentClocksThrottleReasons");
   if (!init || !api->shutdown || !handle || !api->clock) {
     why_ = "NVML lacks the expected entry points";
   } else if (init() != 0) {
@@ -97,7 +103,7 @@ GpuState Nvml::read() const {
     s.why = why_;
     return s;
   }
-  const Device d = api_->device;
+  const nvml_abi::Device d = api_->device;
   s.known = api_->clock(d, kClockSm, &s.sm_clock_mhz) == 0 && api_->clock(d, kClockMem, &s.memory_clock_mhz) == 0 &&
             api_->clock(d, kClockGraphics, &s.graphics_clock_mhz) == 0;
   if (!s.known) s.why = "nvmlDeviceGetClockInfo failed";
@@ -105,7 +111,7 @@ GpuState Nvml::read() const {
   unsigned mw = 0;
   if (api_->power && api_->power(d, &mw) == 0) s.power_w = mw / 1000.0;
   if (api_->reasons) api_->reasons(d, &s.throttle_reasons);
-  ViolationTime power{}, thermal{};
+  nvml_abi::ViolationTime power{}, thermal{};
   s.violations_known = api_->violation && api_->violation(d, kPolicyPower, &power) == 0 &&
                        api_->violation(d, kPolicyThermal, &thermal) == 0;
   s.power_violation_ns = power.violation_time;
