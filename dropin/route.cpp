@@ -53,6 +53,8 @@ bool below_measured_wins(const Call& c) {
   return c.K < kTmaFullDepth && c.M < min_m;
 }
 constexpr const char* kMeasuredWins = "min(M, N) >= 2048, and K >= 768, or K >= 256 with M N >= 8192^2";
+static_assert(kTmaMinSide == 2048 && kTmaFullDepth == 768 && kTmaMinDepth == 256 && kTmaShallowMinArea == 8192LL * 8192,
+              "kMeasuredWins, the routes' reason, states the bounds: change both together");
 }  // namespace
 
 bool native_by_policy_and_size(const Call& c, const Policy& p) {

@@ -348,8 +348,9 @@ static_assert(tma_shallow_tile() >= 0 && tma_store_tile() >= 0, "the shallow til
 // kTmaStoreMinDepth (and at most kTmaShallowDepth, where the shallow tile is picked), and C has more than one of its
 // tiles a SM and at most kTmaStoreMaxTilesPerSm, or K is at most kTmaStoreAnyTilesDepth. The TMA stores let the
 // consumers start the next tile while C's last one is still being written (with one tile a SM or fewer no block has
-// a next tile, and that was not measured); the 3 stages they leave hurt where C has many tiles a SM. Measured on an H200 with A and B evict-last (docs/gemm-notes.md, step 75; 42 shallow shapes, two processes,
-// % of cuBLAS, the TMA-store tile against the shallow tile where the rule picks that): K = 48 to 64 ahead by 0.9 to
+// a next tile, and that was not measured); the 3 stages they leave hurt where C has many tiles a SM. Measured on
+// an H200 with A and B evict-last (docs/gemm-notes.md, step 75; 42 shallow shapes, two processes, % of cuBLAS,
+// the TMA-store tile against the shallow tile where the rule picks that): K = 48 to 64 ahead by 0.9 to
 // 13.0 points at 2048^2 to 12288^2 (2 to 70 tiles a SM; 4096 x 4096 x 64 +5.1, 5000 x 3000 x 50 +3.1); K = 96 to 256
 // with at most 17.5 tiles a SM by -0.5 to +5.1 (4096 x 4096 x 96 +5.1, 5000 x 3000 x 200 +3.2); with 31 or 70 a SM
 // (8192^2, 12288^2) by -4.6 to +1.8, below 0 in six of eight. At K = 32 with many tiles (step 74: 8192^2 and 16384^2)
